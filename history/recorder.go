@@ -1,0 +1,86 @@
+package history
+
+import (
+	"sync"
+	"time"
+)
+
+// Recorder collects operations and faults from concurrent clients against
+// one monotonic base, so that every time in the history is comparable.
+type Recorder struct {
+	start time.Time
+
+	mu     sync.Mutex
+	ops    []Op
+	faults []Fault
+	next   int
+}
+
+// NewRecorder starts the run's clock.
+func NewRecorder() *Recorder {
+	return &Recorder{start: time.Now()}
+}
+
+// Now is the time since the run's start on the monotonic clock.
+func (r *Recorder) Now() int64 { return int64(time.Since(r.start)) }
+
+// Started is the wall-clock instant of the run's start.
+func (r *Recorder) Started() time.Time { return r.start }
+
+// NewClient hands out a fresh client id: one per worker at start, and a new
+// one after every operation with an unknown outcome.
+func (r *Recorder) NewClient() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := r.next
+	r.next++
+	return id
+}
+
+// Add records a finished operation.
+func (r *Recorder) Add(op Op) {
+	r.mu.Lock()
+	r.ops = append(r.ops, op)
+	r.mu.Unlock()
+}
+
+// FaultStart records the start of a fault window and returns its index for
+// FaultEnd.
+func (r *Recorder) FaultStart(name, target, detail string) int {
+	now := r.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.faults = append(r.faults, Fault{Name: name, Target: target, Detail: detail, Start: now})
+	return len(r.faults) - 1
+}
+
+// FaultEnd closes the fault window i.
+func (r *Recorder) FaultEnd(i int) {
+	now := r.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= 0 && i < len(r.faults) && r.faults[i].End == 0 {
+		r.faults[i].End = now
+	}
+}
+
+// Len is the number of operations recorded so far.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ops)
+}
+
+// History returns a sorted copy of what was recorded, with meta attached and
+// its duration set to now.
+func (r *Recorder) History(meta Meta) *History {
+	r.mu.Lock()
+	h := &History{Meta: meta, Ops: append([]Op(nil), r.ops...), Faults: append([]Fault(nil), r.faults...)}
+	r.mu.Unlock()
+	h.Meta.DurationNs = r.Now()
+	if h.Meta.Started == "" {
+		h.Meta.Started = r.start.UTC().Format(time.RFC3339Nano)
+	}
+	h.Sort()
+	return h
+}

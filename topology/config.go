@@ -1,0 +1,122 @@
+package topology
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Ports inside each container.
+const (
+	ServerPort   = 6379
+	SentinelPort = 26379
+	// MasterSet is the name Sentinel monitors the primary under.
+	MasterSet = "mymaster"
+)
+
+// Paths inside each container.
+const (
+	confPath      = "/data/node.conf"
+	shimPath      = "/usr/lib/lockcheck/clockshim.so"
+	clockFile     = "/var/lib/lockcheck/clock-offset"
+	wipeMarker    = "/data/.lockcheck-wipe"
+	clusterConfig = "/data/nodes.conf"
+)
+
+// Options tune a topology. The zero value gives the defaults below.
+type Options struct {
+	// AOF turns on appendonly with appendfsync always on every server, so a
+	// killed node comes back with its data.
+	AOF bool
+	// DownAfter is Sentinel's down-after-milliseconds (default 1 s).
+	DownAfter time.Duration
+	// FailoverTimeout is Sentinel's failover-timeout (default 3 s).
+	FailoverTimeout time.Duration
+	// NodeTimeout is cluster-node-timeout (default 1 s).
+	NodeTimeout time.Duration
+	// NoClockShim leaves the clock shim out; SetClockOffset then fails.
+	NoClockShim bool
+	// HealthTimeout bounds the wait for a healthy topology (default 90 s).
+	HealthTimeout time.Duration
+	// ServerConfig lines are appended to every server's configuration.
+	ServerConfig []string
+}
+
+func (o Options) withDefaults() Options {
+	if o.DownAfter == 0 {
+		o.DownAfter = time.Second
+	}
+	if o.FailoverTimeout == 0 {
+		o.FailoverTimeout = 3 * time.Second
+	}
+	if o.NodeTimeout == 0 {
+		o.NodeTimeout = time.Second
+	}
+	if o.HealthTimeout == 0 {
+		o.HealthTimeout = 90 * time.Second
+	}
+	return o
+}
+
+// serverConfig renders a server's configuration file. primary is the
+// address a replica follows ("" for a primary or a cluster node).
+func serverConfig(kind Kind, primary string, o Options) string {
+	lines := []string{
+		fmt.Sprintf("port %d", ServerPort),
+		"bind 0.0.0.0",
+		"protected-mode no",
+		"dir /data",
+		// Snapshots only when asked (Restart keeping data saves first), so
+		// a killed node comes back empty unless AOF is on.
+		`save ""`,
+		// Replicas resynchronise over the socket at once after a failover.
+		"repl-diskless-sync yes",
+		"repl-diskless-sync-delay 0",
+		"enable-debug-command yes",
+	}
+	if o.AOF {
+		lines = append(lines, "appendonly yes", "appendfsync always")
+	}
+	if primary != "" {
+		lines = append(lines, "replicaof "+strings.Replace(primary, ":", " ", 1))
+	}
+	if kind == Cluster {
+		lines = append(lines,
+			"cluster-enabled yes",
+			"cluster-config-file "+clusterConfig,
+			fmt.Sprintf("cluster-node-timeout %d", o.NodeTimeout.Milliseconds()),
+			// A replica promotes itself however stale it is: the failover
+			// race lockcheck looks for needs exactly that.
+			"cluster-replica-validity-factor 0",
+		)
+	}
+	lines = append(lines, o.ServerConfig...)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// sentinelConfig renders a sentinel's configuration; Sentinel rewrites the
+// file, so it lives in the writable data folder.
+func sentinelConfig(primary string, o Options) string {
+	host, port, _ := strings.Cut(primary, ":")
+	return strings.Join([]string{
+		fmt.Sprintf("port %d", SentinelPort),
+		"bind 0.0.0.0",
+		"protected-mode no",
+		"dir /data",
+		fmt.Sprintf("sentinel monitor %s %s %s 2", MasterSet, host, port),
+		fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterSet, o.DownAfter.Milliseconds()),
+		fmt.Sprintf("sentinel failover-timeout %s %d", MasterSet, o.FailoverTimeout.Milliseconds()),
+		fmt.Sprintf("sentinel parallel-syncs %s 2", MasterSet),
+	}, "\n") + "\n"
+}
+
+// launchScript is the container's command: it drops the data files when
+// Restart left the wipe marker, then execs the server so that it is PID 1
+// and receives the signals Kill and Pause send.
+func launchScript(b Build, sentinel bool) string {
+	args := b.Binary() + " " + confPath
+	if sentinel {
+		args += " --sentinel"
+	}
+	return fmt.Sprintf("if [ -e %[1]s ]; then rm -rf /data/dump.rdb /data/appendonlydir /data/appendonly.aof* %[1]s; fi; exec %[2]s", wipeMarker, args)
+}

@@ -1,0 +1,87 @@
+package topology
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+	tc "github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+)
+
+// Labels carried by everything lockcheck starts, so that a run, a test or
+// `make clean` can find what it owns.
+const (
+	LabelManaged = "lockcheck.managed"
+	LabelRun     = "lockcheck.run"
+	LabelNode    = "lockcheck.node"
+	// LabelImage marks images lockcheck built, with the build's name.
+	LabelImage = "lockcheck.image"
+	// LabelPackage records the Debian package version an image was built from.
+	LabelPackage = "lockcheck.package"
+)
+
+// Engine is the Docker engine lockcheck talks to.
+type Engine struct {
+	cli *tc.DockerClient
+	log *slog.Logger
+}
+
+// Defaults sets the environment testcontainers-go needs on a machine
+// without Ryuk's image: lockcheck removes what it starts itself, and the
+// wait for a mapped port must dial loopback when the engine is local. A
+// value the user set wins.
+func Defaults() {
+	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	host := os.Getenv("DOCKER_HOST")
+	if os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" && (host == "" || strings.HasPrefix(host, "unix://")) {
+		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+	}
+	// testcontainers-go logs every connection to the default logger; the
+	// harness reports progress through its own logger instead.
+	tclog.SetDefault(tclog.Logger(quiet{}))
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// Connect reaches the Docker engine or says how to start one.
+func Connect(ctx context.Context, log *slog.Logger) (*Engine, error) {
+	Defaults()
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cli, err := tc.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("no Docker engine (%v): start dockerd or set DOCKER_HOST", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{}); err != nil {
+		return nil, fmt.Errorf("no Docker engine answers (%v): start dockerd or set DOCKER_HOST", firstLine(err))
+	}
+	return &Engine{cli: cli, log: log}, nil
+}
+
+// Client is the engine's Docker client, for the few calls testcontainers-go
+// does not wrap (kill with a signal, image import).
+func (e *Engine) Client() *tc.DockerClient { return e.cli }
+
+// Close releases the connection.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
