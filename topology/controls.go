@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+	tcexec "github.com/testcontainers/testcontainers-go/exec"
 )
 
 // Kill sends SIGKILL to the node's server process. The container stops;
@@ -160,26 +161,26 @@ func partitionScript(addrs []string) string {
 
 var healScript = fmt.Sprintf("iptables -F %s 2>/dev/null; true", chain)
 
-// exec runs a command in the node's container and fails with its output
-// when it exits non-zero.
-func (n *Node) exec(ctx context.Context, cmd ...string) error {
-	code, out, err := n.c.Exec(ctx, cmd)
+// Exec runs a command in the node's container and returns its output;
+// a non-zero exit is an error that carries the output.
+func (n *Node) Exec(ctx context.Context, cmd ...string) (string, error) {
+	code, out, err := n.c.Exec(ctx, cmd, tcexec.Multiplexed())
 	if err != nil {
-		return err
+		return "", fmt.Errorf("exec %s: %w", cmd[0], err)
 	}
+	b, _ := io.ReadAll(out)
+	text := strings.TrimSpace(string(b))
 	if code != 0 {
-		b, _ := io.ReadAll(out)
-		return fmt.Errorf("%s exited %d: %s", cmd[0], code, strings.TrimSpace(stripControl(string(b))))
+		return text, fmt.Errorf("%s exited %d: %s", cmd[0], code, text)
 	}
-	return nil
+	return text, nil
 }
 
-// stripControl drops the stream headers Docker puts in exec output.
-func stripControl(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 32 && r != '\n' && r != '\t' {
-			return -1
-		}
-		return r
-	}, s)
+func (n *Node) exec(ctx context.Context, cmd ...string) error {
+	_, err := n.Exec(ctx, cmd...)
+	return err
 }
+
+// Family is the server lineage the node runs, which names its tools
+// (valkey-cli or redis-cli).
+func (n *Node) Family() Family { return n.topo.Build.Family }

@@ -75,17 +75,18 @@ func (n *Node) Client() (valkey.Client, error) {
 	return c, nil
 }
 
-// Do runs one command on this node and returns its reply as text.
+// Do runs one command on this node and returns its reply as ReplyText
+// renders it.
 func (n *Node) Do(ctx context.Context, args ...string) (string, error) {
 	c, err := n.Client()
 	if err != nil {
 		return "", err
 	}
-	res := c.Do(ctx, c.B().Arbitrary(args...).Build())
-	if err := res.Error(); err != nil {
+	s, err := ReplyText(c.Do(ctx, c.B().Arbitrary(args...).Build()))
+	if err != nil {
 		return "", fmt.Errorf("%s on %s: %w", args[0], n.Name, err)
 	}
-	return res.ToString()
+	return s, nil
 }
 
 // Info returns one INFO section as a map.

@@ -9,7 +9,7 @@
  * clock. This shim makes raw system calls only: no libc, no malloc, no
  * locks, so it cannot recurse and also loads on musl-based images.
  *
- * The offset file (OFFSET_PATH) holds a signed decimal number of
+ * The offset file (OFFSET_PATH; tests compile another path in) holds a signed decimal number of
  * nanoseconds. It is re-read at most every REFRESH_NS of real time; writers
  * replace it atomically (write a temporary file, rename it over).
  * CLOCK_MONOTONIC and friends are left alone: only the wall clock moves.
@@ -20,7 +20,9 @@ typedef long long i64;
 struct ts { i64 sec; long nsec; };
 struct tv { i64 sec; long usec; };
 
+#ifndef OFFSET_PATH
 #define OFFSET_PATH "/var/lib/lockcheck/clock-offset"
+#endif
 #define REFRESH_NS 5000000LL
 
 #if defined(__x86_64__)

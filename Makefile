@@ -1,0 +1,54 @@
+# lockcheck: a compatibility and safety harness for distributed locks on Valkey.
+#
+#   make run     install what is missing, build the server images, run the main job
+#   make test    install what is missing, build the server images, run every test
+#
+# Both need root (apt-get, debootstrap) and a running Docker engine.
+
+GO       ?= go
+BIN      := bin/lockcheck
+OUT      ?= out
+# Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
+export TESTCONTAINERS_RYUK_DISABLED ?= true
+
+.PHONY: all setup images build run test unit suites bench clean
+
+all: build
+
+# setup installs the host tools lockcheck needs and that a fresh machine of
+# this kind lacks: debootstrap builds the server images, gcc compiles the
+# clock shim, Debian's python3-redis runs the example adapter.
+setup:
+	@./scripts/setup.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/lockcheck
+
+# images builds every server image that can be built offline from Debian's
+# packages; images built before are reused.
+images: setup build
+	$(BIN) images --build
+	$(BIN) images
+
+run: images
+	./scripts/run.sh $(BIN) $(OUT)
+
+# unit runs the tests that need no Docker engine.
+unit:
+	$(GO) test -count=1 ./history/... ./topology/... ./checker/... ./reports/... ./cmd/...
+
+# test runs every package: unit tests, then the Ginkgo suites against real
+# servers. Packages run one at a time: the suites time failovers, and two
+# suites on two cores would skew each other's timing.
+test: images
+	$(GO) vet ./...
+	$(GO) test -count=1 -p 1 -timeout 80m ./...
+
+bench: images
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./topology/
+
+# clean removes every container and network an aborted run left behind.
+clean:
+	-docker rm -f $$(docker ps -aq --filter label=lockcheck.managed=true) 2>/dev/null
+	-docker network rm $$(docker network ls -q --filter label=lockcheck.managed=true) 2>/dev/null
+	rm -rf bin

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what lockcheck needs on a fresh Debian machine with Go and a
+# running Docker engine: debootstrap (server images from Debian's archive),
+# gcc (the clock shim) and python3-redis (the example external adapter).
+set -euo pipefail
+
+missing=()
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || missing+=(python3-redis)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "lockcheck setup: need ${missing[*]}: run as root, or apt-get install ${missing[*]}" >&2
+    exit 2
+  fi
+  echo "lockcheck setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  echo "lockcheck setup: no Docker engine answers: start dockerd (or set DOCKER_HOST)" >&2
+  exit 2
+fi

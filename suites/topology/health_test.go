@@ -1,0 +1,53 @@
+package topology_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/lockcheck/lockcheck/suites"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// wantRoles is the healthy layout of each topology.
+var wantRoles = map[topology.Kind]map[topology.Role]int{
+	topology.Standalone: {topology.RolePrimary: 1},
+	topology.Replicated: {topology.RolePrimary: 1, topology.RoleReplica: 2},
+	topology.Sentinel:   {topology.RolePrimary: 1, topology.RoleReplica: 2, topology.RoleSentinel: 3},
+	topology.Cluster:    {topology.RolePrimary: 3, topology.RoleReplica: 3},
+}
+
+var _ = Describe("every build in every topology", func() {
+	for _, b := range topology.Builds() {
+		for _, kind := range topology.Kinds() {
+			It("starts healthy and reports its version", Label(suites.BuildLabel(b), suites.KindLabel(kind), suites.Health), func(ctx SpecContext) {
+				t := startTopology(ctx, b, kind)
+				Expect(b.VersionMatches(t.Version)).To(BeTrue(), "reported %s", t.Version)
+				if b.Debian != nil && available[b.Name].Image != b.Official {
+					Expect(t.Version).To(Equal(b.Debian.Upstream))
+				}
+				roles := map[topology.Role]int{}
+				for _, n := range t.Nodes {
+					r, err := n.Role(ctx)
+					Expect(err).NotTo(HaveOccurred())
+					roles[r]++
+					v, err := n.Version(ctx)
+					if !n.Sentinel {
+						Expect(err).NotTo(HaveOccurred())
+						Expect(v).To(Equal(t.Version), "node %s", n.Name)
+					}
+				}
+				Expect(roles).To(Equal(wantRoles[kind]))
+				AddReportEntry("startup", t.Startup.String())
+
+				// A client that follows the topology reads its own write.
+				c, err := valkeyClient(t)
+				Expect(err).NotTo(HaveOccurred())
+				defer c.Close()
+				Expect(c.Do(ctx, c.B().Set().Key("lock:{health}").Value("v").Build()).Error()).To(Succeed())
+				Expect(c.Do(ctx, c.B().Get().Key("lock:{health}").Build()).ToString()).To(Equal("v"))
+			}, SpecTimeout(3*time.Minute))
+		}
+	}
+})
