@@ -6,7 +6,11 @@
 //	go test ./suites/topology -ginkgo.label-filter='sentinel && valkey-9.1 && kill'
 package suites
 
-import "github.com/lockcheck/lockcheck/topology"
+import (
+	"strings"
+
+	"github.com/lockcheck/lockcheck/topology"
+)
 
 // Labels for node controls.
 const (
@@ -23,3 +27,7 @@ func BuildLabel(b topology.Build) string { return b.Name }
 
 // KindLabel is a topology's label: its kind, e.g. "sentinel".
 func KindLabel(k topology.Kind) string { return string(k) }
+
+// CheckLabel is a compat check's label: Ginkgo labels may not hold "/",
+// so "extend/held" becomes "extend.held".
+func CheckLabel(name string) string { return strings.ReplaceAll(name, "/", ".") }

@@ -11,17 +11,36 @@ import (
 const Nil = "(nil)"
 
 // ReplyText renders any reply as one line of text: strings as they are,
-// integers in decimal, nil as (nil), arrays and maps in brackets. Error
-// replies come back as the error.
+// integers in decimal, nil as (nil), arrays and maps in brackets. An error
+// reply comes back as a ServerError with the server's exact words; a
+// connection failure as the client's error.
 func ReplyText(res valkey.ValkeyResult) (string, error) {
-	if err := res.Error(); err != nil {
-		return "", err
-	}
 	msg, err := res.ToMessage()
 	if err != nil {
+		if valkey.IsValkeyNil(err) {
+			return Nil, nil
+		}
+		if _, ok := valkey.IsValkeyErr(err); ok {
+			return "", ServerError(rawError(msg, err))
+		}
 		return "", err
 	}
 	return messageText(msg), nil
+}
+
+// ServerError is an error reply, with the server's words as sent
+// ("ERR syntax error", not the client library's trimmed form).
+type ServerError string
+
+func (e ServerError) Error() string { return string(e) }
+
+// rawError recovers an error reply's full text: valkey-go trims "ERR "
+// from its errors, but the message keeps it.
+func rawError(msg valkey.ValkeyMessage, err error) string {
+	if raw, _ := msg.ToString(); raw != "" {
+		return raw
+	}
+	return err.Error()
 }
 
 func messageText(m valkey.ValkeyMessage) string {
@@ -29,7 +48,7 @@ func messageText(m valkey.ValkeyMessage) string {
 		return Nil
 	}
 	if err := m.Error(); err != nil {
-		return err.Error()
+		return rawError(m, err)
 	}
 	if m.IsInt64() {
 		i, _ := m.AsInt64()

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// newFlags makes a flag set whose errors are one line and exit code 2.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("lockcheck "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse parses flags and reports whether the command should go on; code is
+// the exit code when it should not.
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, code int) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
+		return false, 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v: run %s -h for the flags\n", fs.Name(), err, fs.Name())
+		return false, usageExit
+	}
+	return true, 0
+}
+
+// fail prints one line and returns the bad-input exit code.
+func fail(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "lockcheck: "+format+"\n", args...)
+	return usageExit
+}
+
+// sourceFlags are the flags that choose where images come from.
+type sourceFlags struct {
+	binaries, tags multiFlag
+}
+
+func (s *sourceFlags) register(fs *flag.FlagSet) {
+	fs.Var(&s.binaries, "server-binary", "NAME=PATH: run a valkey-server built elsewhere as build NAME (repeatable)")
+	fs.Var(&s.tags, "image", "NAME=TAG: use a local image for build NAME (repeatable)")
+}
+
+// sources checks the flags and returns them as topology.Sources.
+func (s *sourceFlags) sources() (topology.Sources, error) {
+	src := topology.Sources{Tags: map[string]string{}, Binaries: map[string]string{}}
+	for _, kv := range s.binaries {
+		name, path, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || path == "" {
+			return src, fmt.Errorf("--server-binary %q: want NAME=PATH, e.g. valkey-patched=./src/valkey-server", kv)
+		}
+		src.Binaries[name] = path
+	}
+	for _, kv := range s.tags {
+		name, tag, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || tag == "" {
+			return src, fmt.Errorf("--image %q: want NAME=TAG, e.g. valkey-9.0=valkey/valkey:9.0.7", kv)
+		}
+		if _, err := topology.Lookup(name); err != nil {
+			return src, err
+		}
+		src.Tags[name] = tag
+	}
+	return src, nil
+}
+
+// build finds a build by name, including a user's own binary's name.
+func (s *sourceFlags) build(name string) (topology.Build, error) {
+	b, err := topology.Lookup(name)
+	if err == nil {
+		return b, nil
+	}
+	for _, kv := range s.binaries {
+		if n, _, _ := strings.Cut(kv, "="); n == name {
+			return topology.CustomBuild(name), nil
+		}
+	}
+	return b, err
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// logger writes progress lines to stderr.
+func logger(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("images", stderr)
+	build := fs.Bool("build", false, "build the offline images (all buildable ones, or the builds named after the flags)")
+	var sf sourceFlags
+	sf.register(fs)
+	if ok, code := parse(fs, args, stderr); !ok {
+		return code
+	}
+	src, err := sf.sources()
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	var builds []topology.Build
+	for _, name := range fs.Args() {
+		b, err := sf.build(name)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		builds = append(builds, b)
+	}
+	if len(builds) == 0 {
+		builds = topology.Builds()
+		for name := range src.Binaries {
+			if _, err := topology.Lookup(name); err != nil {
+				builds = append(builds, topology.CustomBuild(name))
+			}
+		}
+	}
+	eng, err := topology.Connect(ctx, nil)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer eng.Close()
+	if *build {
+		explicit := len(fs.Args()) > 0
+		for _, b := range builds {
+			img := eng.Resolve(ctx, b, src)
+			if img.Status != topology.Buildable && !(explicit && img.Status == topology.Pullable) {
+				if explicit && img.Status == topology.Unavailable {
+					return fail(stderr, "%s is unavailable: %s; fix: %s", b.Name, img.Reason, img.Fix)
+				}
+				continue
+			}
+			if _, err := eng.Obtain(ctx, b, src, stderr); err != nil {
+				return fail(stderr, "%v", err)
+			}
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BUILD\tVERSION\tIMAGE\tSTATUS")
+	for _, b := range builds {
+		img := eng.Resolve(ctx, b, src)
+		version := b.Version
+		if img.Package != "" {
+			version = img.Package
+		} else if b.Debian != nil && img.Status == topology.Buildable {
+			version = b.Debian.Upstream
+		}
+		status := string(img.Status)
+		if img.Status == topology.Unavailable {
+			status += ": " + img.Reason + "; fix: " + img.Fix
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.Name, version, orDash(img.Ref), status)
+	}
+	tw.Flush()
+	return 0
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,66 @@
+// Command lockcheck starts real Valkey servers in containers, runs lock
+// workloads against them while it injects faults, and checks the histories.
+// It is a thin layer over the topology, scenarios, checker and reports
+// packages.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// usageExit is the exit code for bad input or a setup failure.
+const usageExit = 2
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"images", "list server builds and how each image is obtained; --build builds the offline ones", runImages},
+		{"probe", "start a topology, check its health and version, tear it down", runProbe},
+		{"up", "start a topology and keep it up until interrupted", runUp},
+		{"compat", "observe every lock command on every build and topology; writes a matrix", runCompat},
+		{"check", "re-check a saved run folder offline", runCheck},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return usageExit
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			// Ctrl-C and SIGTERM cancel the context: every command tears
+			// down what it started before it returns.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "lockcheck: unknown command %q: run lockcheck help for the list\n", args[0])
+	return usageExit
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: lockcheck COMMAND [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nlockcheck COMMAND -h shows a command's flags.")
+}

@@ -1,0 +1,161 @@
+package compat
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+var withReplicas = []topology.Kind{topology.Replicated, topology.Sentinel, topology.Cluster}
+
+// replicationChecks observe what a replica receives and what WAIT and
+// WAITAOF answer.
+func replicationChecks() []Check {
+	return []Check{
+		{Name: "repl/set-px-as-pxat", Kinds: withReplicas, run: func(ctx context.Context, e *env) verdict {
+			k := e.key("pxat")
+			primary, replica, err := e.pair(ctx, k)
+			if err != nil {
+				return verdict{Fail, err.Error(), ""}
+			}
+			m, err := startMonitor(ctx, replica)
+			if err != nil {
+				return verdict{Fail, err.Error(), ""}
+			}
+			defer m.close()
+			e.do(ctx, "SET", k, "t", "NX", "PX", "30000")
+			fed := m.await(k, 3*time.Second)
+			if e.t.Kind == topology.Cluster {
+				// A cluster replica redirects reads unless told otherwise.
+				replica.Do(ctx, "READONLY")
+			}
+			pt := nodeDo(ctx, primary, "PEXPIRETIME", k)
+			rt := nodeDo(ctx, replica, "PEXPIRETIME", k)
+			obs := fmt.Sprintf("replica received: %s; PEXPIRETIME primary %s, replica %s", orNone(fed), pt, rt)
+			return always(obs, "SET ... PXAT <absolute ms>, equal PEXPIRETIME on both", func(string) bool {
+				return strings.Contains(fed, "PXAT") && pt == rt && pt != "-1" && pt != "-2"
+			})
+		}},
+		{Name: "repl/delifeq-as-del", Kinds: withReplicas, run: func(ctx context.Context, e *env) verdict {
+			k := e.key("deldel")
+			_, replica, err := e.pair(ctx, k)
+			if err != nil {
+				return verdict{Fail, err.Error(), ""}
+			}
+			e.do(ctx, "SET", k, "t", "PX", "30000")
+			m, err := startMonitor(ctx, replica)
+			if err != nil {
+				return verdict{Fail, err.Error(), ""}
+			}
+			defer m.close()
+			got := e.do(ctx, "DELIFEQ", k, "t")
+			if got != "1" {
+				return expect(e.f[DELIFEQ], got, "1, fed to the replica as DEL", equals(""))
+			}
+			fed := m.await(k, 3*time.Second, "SET")
+			return expect(e.f[DELIFEQ], "1; replica received: "+orNone(fed), "1; replica received: DEL "+k, equals("1; replica received: DEL "+k))
+		}},
+		{Name: "wait/wait", run: func(ctx context.Context, e *env) verdict {
+			k := e.key("wait")
+			obs := e.pipeline(ctx, k, []string{"SET", k, "t", "PX", "30000"}, []string{"WAIT", "1", "100"})[1]
+			if e.t.Kind == topology.Standalone {
+				return always(obs, "0 (no replica)", equals("0"))
+			}
+			return always(obs, ">= 1", func(s string) bool { return s != "0" && !strings.Contains(s, "ERR") })
+		}},
+		{Name: "wait/waitaof-replicas", run: func(ctx context.Context, e *env) verdict {
+			k := e.key("waitaof")
+			obs := e.pipeline(ctx, k, []string{"SET", k, "t", "PX", "30000"}, []string{"WAITAOF", "0", "1", "100"})[1]
+			want := "[0, 0] (no AOF: replicas without AOF do not count)"
+			return expect(e.f[WAITAOF], obs, want, equals("[0, 0]"))
+		}},
+		{Name: "wait/waitaof-local-without-aof", run: func(ctx context.Context, e *env) verdict {
+			k := e.key("waitaof1")
+			obs := e.pipeline(ctx, k, []string{"SET", k, "t"}, []string{"WAITAOF", "1", "1", "100"})[1]
+			return expect(e.f[WAITAOF], obs, "ERR ... appendonly is disabled", contains("appendonly"))
+		}},
+		{Name: "wait/waitaof-with-aof", Kinds: []topology.Kind{topology.Standalone}, run: func(ctx context.Context, e *env) verdict {
+			n := e.t.Servers()[0]
+			if got, err := n.Do(ctx, "CONFIG", "SET", "appendfsync", "always", "appendonly", "yes"); err != nil {
+				return verdict{Fail, fmt.Sprint(got, err), "OK"}
+			}
+			defer n.Do(context.WithoutCancel(ctx), "CONFIG", "SET", "appendonly", "no")
+			// Turning AOF on starts a rewrite; WAITAOF counts once it is done.
+			for i := 0; i < 100; i++ {
+				info, _ := n.Info(ctx, "persistence")
+				if info["aof_enabled"] == "1" && info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			k := e.key("waitaofon")
+			obs := e.pipeline(ctx, k, []string{"SET", k, "t"}, []string{"WAITAOF", "1", "0", "1000"})[1]
+			return expect(e.f[WAITAOF], obs, "[1, 0]", equals("[1, 0]"))
+		}},
+	}
+}
+
+// pair is the primary that holds key and one of its replicas.
+func (e *env) pair(ctx context.Context, key string) (primary, replica *topology.Node, err error) {
+	primary, err = e.t.Primary(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := primary.Info(ctx, "replication")
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := 0; ; i++ {
+		s, ok := info[fmt.Sprintf("slave%d", i)]
+		if !ok {
+			break
+		}
+		// slave0:ip=10.213.4.11,port=6379,state=online,...
+		var ip string
+		for _, kv := range strings.Split(s, ",") {
+			if v, ok := strings.CutPrefix(kv, "ip="); ok {
+				ip = v
+			}
+		}
+		for _, n := range e.t.Servers() {
+			if n.IP.String() == ip {
+				return primary, n, nil
+			}
+		}
+	}
+	return nil, nil, fmt.Errorf("%s reports no replica", primary.Name)
+}
+
+// pipeline runs commands on key's primary over one connection, as WAIT and
+// WAITAOF need: they count acknowledgements of that connection's writes.
+func (e *env) pipeline(ctx context.Context, key string, cmds ...[]string) []string {
+	out := make([]string, len(cmds))
+	n, err := e.t.Primary(ctx, key)
+	if err != nil {
+		for i := range out {
+			out[i] = err.Error()
+		}
+		return out
+	}
+	c, err := n.Client()
+	if err != nil {
+		for i := range out {
+			out[i] = err.Error()
+		}
+		return out
+	}
+	built := make(valkey.Commands, len(cmds))
+	for i, args := range cmds {
+		// Blocking commands go on a dedicated connection, all together.
+		built[i] = c.B().Arbitrary(args...).Blocking()
+	}
+	for i, res := range c.DoMulti(ctx, built...) {
+		out[i] = replyOrError(res)
+	}
+	return out
+}

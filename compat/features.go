@@ -1,0 +1,54 @@
+// Package compat observes what every lock command does on a real server
+// build and topology, and judges each reply against what that build is
+// expected to do. Every cell of the matrix is observed: nothing is filled
+// in from the table below, which only says what to expect.
+package compat
+
+// Feature is a lock-relevant capability a build may have.
+type Feature string
+
+const (
+	// IFEQ: SET key value IFEQ cmp (Valkey 8.1, Redis 8.4).
+	IFEQ Feature = "ifeq"
+	// DELIFEQ: DELIFEQ key value (Valkey 9.0).
+	DELIFEQ Feature = "delifeq"
+	// DELEX: DELEX key IFEQ|IFNE value (Valkey 9.2-rc2, Redis 8.4).
+	DELEX Feature = "delex"
+	// WAITAOF: WAITAOF numlocal numreplicas timeout (Valkey, Redis 7.2).
+	WAITAOF Feature = "waitaof"
+	// EnginesInfo: INFO scriptingengines lists the Lua engine (Valkey 9.1).
+	EnginesInfo Feature = "scriptingengines"
+	// LuaModule: Lua is a module that can be unloaded (Valkey 9.1).
+	LuaModule Feature = "lua-module"
+	// IFEQWithNX: SET ... IFEQ ... NX is accepted rather than a syntax
+	// error (observed on Redis 8.6.3: it replies nil; Valkey refuses it).
+	IFEQWithNX Feature = "ifeq-with-nx"
+	// CompatVersion: redis_version stays 7.2.4 and valkey_version carries
+	// the real version (every Valkey).
+	CompatVersion Feature = "valkey-version"
+)
+
+// Features is what one build is expected to do.
+type Features map[Feature]bool
+
+// expected is the one table of expectations: a row per build, from
+// ../shared/docs/valkey-semantics.md and the article. Adding a build is
+// one row.
+var expected = map[string]Features{
+	"valkey-8.0":    {WAITAOF: true, CompatVersion: true},
+	"valkey-8.1":    {IFEQ: true, WAITAOF: true, CompatVersion: true},
+	"valkey-9.0":    {IFEQ: true, DELIFEQ: true, WAITAOF: true, CompatVersion: true},
+	"valkey-9.1":    {IFEQ: true, DELIFEQ: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true},
+	"valkey-9.2-rc": {IFEQ: true, DELIFEQ: true, DELEX: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true},
+	"redis-7.0":     {},
+	"redis-8.6":     {IFEQ: true, IFEQWithNX: true, DELEX: true, WAITAOF: true},
+}
+
+// Expected returns a build's row; a build not in the table (a user's own
+// binary) is expected to do what the newest Valkey does.
+func Expected(build string) Features {
+	if f, ok := expected[build]; ok {
+		return f
+	}
+	return expected["valkey-9.1"]
+}

@@ -1,0 +1,78 @@
+// Suite compat observes every lock command on every available build and
+// topology and asserts that no reply contradicts what the build is expected
+// to do (compat's expectation table). Cells are labelled per build,
+// topology and check, e.g. -ginkgo.label-filter='valkey-9.1 && release.delifeq-held'.
+package compat_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/lockcheck/lockcheck/compat"
+	"github.com/lockcheck/lockcheck/suites"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+func TestCompat(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "compat")
+}
+
+var (
+	eng       *topology.Engine
+	available = map[string]suites.Available{}
+)
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	topology.Defaults()
+	var err error
+	eng, err = topology.Connect(ctx, nil)
+	Expect(err).NotTo(HaveOccurred(), "the suites need a Docker engine")
+	for _, a := range suites.ObtainAll(ctx, eng, GinkgoWriter) {
+		available[a.Build.Name] = a
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(eng.RemoveRun(ctx, "")).To(Succeed())
+		eng.Close()
+	}, NodeTimeout(time.Minute))
+}, NodeTimeout(20*time.Minute))
+
+var _ = Describe("lock commands", func() {
+	for _, b := range topology.Builds() {
+		for _, kind := range topology.Kinds() {
+			Context(b.Name+" "+string(kind), Ordered, Label(suites.BuildLabel(b), suites.KindLabel(kind)), func() {
+				cells := map[string]compat.Cell{}
+				BeforeAll(func(ctx SpecContext) {
+					a := available[b.Name]
+					if a.Image == "" {
+						Skip("unavailable: " + a.Reason)
+					}
+					t, err := topology.Start(ctx, eng, b, a.Image, kind, compat.Options())
+					Expect(err).NotTo(HaveOccurred())
+					DeferCleanup(func(ctx SpecContext) { Expect(t.Terminate(ctx)).To(Succeed()) }, NodeTimeout(time.Minute))
+					observed, err := compat.Observe(ctx, t, GinkgoWriter)
+					Expect(err).NotTo(HaveOccurred())
+					for _, c := range observed {
+						cells[c.Check] = c
+					}
+				}, NodeTimeout(5*time.Minute))
+
+				for _, chk := range compat.Checks() {
+					if !chk.Applies(kind) {
+						continue
+					}
+					It(chk.Name, Label(suites.CheckLabel(chk.Name)), func() {
+						c, ok := cells[chk.Name]
+						Expect(ok).To(BeTrue(), "the check was not observed")
+						AddReportEntry("observed", string(c.Outcome)+": "+c.Observed)
+						Expect(c.Outcome).To(BeElementOf(compat.Pass, compat.Unsupported),
+							"observed %q, expected %q", c.Observed, c.Expected)
+					})
+				}
+			})
+		}
+	}
+})
