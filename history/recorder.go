@@ -84,3 +84,28 @@ func (r *Recorder) History(meta Meta) *History {
 	h.Sort()
 	return h
 }
+
+// Since returns the operations recorded after the first from, and the
+// index to pass next time: faults watch the history to time themselves
+// (kill the primary right after a lock write landed on it).
+func (r *Recorder) Since(from int) ([]Op, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if from >= len(r.ops) {
+		return nil, len(r.ops)
+	}
+	return append([]Op(nil), r.ops[from:]...), len(r.ops)
+}
+
+// FaultTarget names the target of the open fault window i once the fault
+// has chosen it (a kill aims at whichever primary a lock landed on).
+func (r *Recorder) FaultTarget(i int, target, detail string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= 0 && i < len(r.faults) {
+		r.faults[i].Target = target
+		if detail != "" {
+			r.faults[i].Detail = detail
+		}
+	}
+}

@@ -138,6 +138,19 @@ func (n *Node) Partition(ctx context.Context, side Side) error {
 	return nil
 }
 
+// Cut drops the node's traffic to and from the given peers only, as on a
+// broken replication link. Heal undoes it.
+func (n *Node) Cut(ctx context.Context, peers ...*Node) error {
+	var addrs []string
+	for _, p := range peers {
+		addrs = append(addrs, p.IP.String())
+	}
+	if err := n.exec(ctx, "sh", "-c", partitionScript(addrs)); err != nil {
+		return fmt.Errorf("cut %s off: %w", n.Name, err)
+	}
+	return nil
+}
+
 // Heal removes every partition rule of the node.
 func (n *Node) Heal(ctx context.Context) error {
 	if err := n.exec(ctx, "sh", "-c", healScript); err != nil {

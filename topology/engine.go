@@ -2,11 +2,13 @@ package topology
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -30,6 +32,9 @@ const (
 type Engine struct {
 	cli *tc.DockerClient
 	log *slog.Logger
+
+	mu      sync.Mutex
+	started []string
 }
 
 // Defaults sets the environment testcontainers-go needs on a machine
@@ -84,4 +89,25 @@ func firstLine(err error) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// track remembers a run this engine started, for RemoveStarted.
+func (e *Engine) track(runID string) {
+	e.mu.Lock()
+	e.started = append(e.started, runID)
+	e.mu.Unlock()
+}
+
+// RemoveStarted removes whatever is left of every run started through this
+// engine, and nothing that other processes started: a test suite's last
+// cleanup, after a failed spec skipped its own.
+func (e *Engine) RemoveStarted(ctx context.Context) error {
+	e.mu.Lock()
+	runs := append([]string(nil), e.started...)
+	e.mu.Unlock()
+	var errs []error
+	for _, id := range runs {
+		errs = append(errs, e.RemoveRun(ctx, id))
+	}
+	return errors.Join(errs...)
 }

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +59,7 @@ type Topology struct {
 func Start(ctx context.Context, eng *Engine, b Build, image string, kind Kind, opts Options) (t *Topology, err error) {
 	begin := time.Now()
 	t = &Topology{Kind: kind, Build: b, Image: image, RunID: newRunID(), opts: opts.withDefaults(), eng: eng, addrs: newAddrMap()}
+	eng.track(t.RunID)
 	defer func() {
 		if err != nil {
 			// Clean up with a fresh deadline: ctx may be what failed.
@@ -389,3 +392,28 @@ func isNotFound(err error) bool {
 }
 
 func bytesReader(s string) io.Reader { return strings.NewReader(s) }
+
+// SaveLogs writes each node's container output to dir/<node>.log.
+func (t *Topology) SaveLogs(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save logs: %w", err)
+	}
+	var errs []error
+	for _, n := range t.Nodes {
+		rc, err := n.c.Logs(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("logs of %s: %w", n.Name, err))
+			continue
+		}
+		f, err := os.Create(filepath.Join(dir, n.Name+".log"))
+		if err == nil {
+			_, err = io.Copy(f, rc)
+			f.Close()
+		}
+		rc.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("logs of %s: %w", n.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

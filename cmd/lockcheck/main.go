@@ -26,6 +26,7 @@ func commands() []command {
 		{"images", "list server builds and how each image is obtained; --build builds the offline ones", runImages},
 		{"probe", "start a topology, check its health and version, tear it down", runProbe},
 		{"up", "start a topology and keep it up until interrupted", runUp},
+		{"run", "run a lock workload with faults on a seeded schedule and check its history", runRun},
 		{"compat", "observe every lock command on every build and topology; writes a matrix", runCompat},
 		{"check", "re-check a saved run folder offline", runCheck},
 	}

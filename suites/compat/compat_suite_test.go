@@ -35,7 +35,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		available[a.Build.Name] = a
 	}
 	DeferCleanup(func(ctx SpecContext) {
-		Expect(eng.RemoveRun(ctx, "")).To(Succeed())
+		Expect(eng.RemoveStarted(ctx)).To(Succeed())
 		eng.Close()
 	}, NodeTimeout(time.Minute))
 }, NodeTimeout(20*time.Minute))

@@ -38,7 +38,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	}
 	DeferCleanup(func(ctx SpecContext) {
 		// Whatever a failed spec left behind goes with the suite.
-		Expect(eng.RemoveRun(ctx, "")).To(Succeed())
+		Expect(eng.RemoveStarted(ctx)).To(Succeed())
 		eng.Close()
 	}, NodeTimeout(time.Minute))
 }, NodeTimeout(20*time.Minute))

@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""lockcheck adapter for redis-py: the reference for the adapter protocol.
+
+lockcheck starts one process per logical client and speaks JSON lines on
+stdin/stdout (docs/DESIGN.md, "The adapter protocol", version 1): one
+request, then one reply. Diagnostics go to stderr, which lockcheck keeps in
+a file.
+
+Run it with Debian's interpreter, which sees Debian's python3-redis:
+
+    lockcheck run --client 'external:/usr/bin/python3 adapters/python/redis_py_adapter.py'
+
+Modes (--mode):
+  native  SET NX PX / SET IFEQ PX / DELIFEQ (Valkey 9.0+), sent with
+          execute_command: redis-py 4.3.4 has no method for IFEQ or DELIFEQ.
+  lua     SET NX PX, then the Redis-era compare-and-PEXPIRE and
+          compare-and-DEL scripts (redis-py's Script: EVALSHA, EVAL on
+          NOSCRIPT); runs on any server with Lua. Standalone and Sentinel.
+
+Topologies: standalone and replicated (the first address, the primary),
+sentinel (redis.sentinel.Sentinel on the sentinels' addresses) and cluster
+(redis.cluster.RedisCluster). Servers in containers announce container
+addresses (Sentinel's master address, CLUSTER SLOTS, MOVED); the init
+message's "addr_map" {internal: host} translates them. redis-py has
+`address_remap` for RedisCluster only from 5.0 on; on older versions this
+adapter subclasses NodesManager to remap where connections are made.
+
+Outcomes: a reply from the server decides ok or fail (an error reply is fail
+with its text); a timeout or a broken connection is unknown, because the
+command may have run. No call is retried behind lockcheck's back.
+"""
+
+import argparse
+import inspect
+import json
+import secrets
+import sys
+import traceback
+
+import redis
+import redis.cluster
+import redis.sentinel
+from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
+
+EXTEND_LUA = (
+    'if redis.call("GET", KEYS[1]) == ARGV[1] then '
+    'return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end'
+)
+RELEASE_LUA = (
+    'if redis.call("GET", KEYS[1]) == ARGV[1] then '
+    'return redis.call("DEL", KEYS[1]) else return 0 end'
+)
+
+
+def log(*args):
+    print("redis_py_adapter:", *args, file=sys.stderr, flush=True)
+
+
+def split_addr(addr):
+    host, _, port = addr.rpartition(":")
+    return host, int(port)
+
+
+class AddrMap:
+    """Translates announced (container) addresses into host addresses."""
+
+    def __init__(self, mapping):
+        self.mapping = dict(mapping or {})
+
+    def __call__(self, host_port):
+        host, port = host_port
+        mapped = self.mapping.get(f"{host}:{port}")
+        if mapped is None:
+            return host, int(port)
+        log(f"connect {mapped} for announced {host}:{port}")
+        return split_addr(mapped)
+
+
+def remapping_sentinel(remap):
+    class MappedSentinel(redis.sentinel.Sentinel):
+        # master_for's pool asks discover_master for every new connection,
+        # so a failover is followed, through the map.
+        def discover_master(self, service_name):
+            return remap(super().discover_master(service_name))
+
+    return MappedSentinel
+
+
+def remapping_nodes_manager(remap):
+    class MappedNodesManager(redis.cluster.NodesManager):
+        # Nodes keep the names the cluster announces (slots and MOVED refer
+        # to them); only the connection goes to the mapped address.
+        def create_redis_node(self, host, port, **kwargs):
+            host, port = remap((host, port))
+            return super().create_redis_node(host, port, **kwargs)
+
+    return MappedNodesManager
+
+
+def connect(req):
+    kind = req.get("topology", "standalone")
+    addrs = req.get("addrs") or []
+    if not addrs:
+        raise ValueError("init has no addrs")
+    remap = AddrMap(req.get("addr_map"))
+    timeout = req.get("timeout_ms", 1000) / 1000.0
+    common = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+    if kind in ("standalone", "replicated"):
+        host, port = remap(split_addr(addrs[0]))
+        return redis.Redis(host=host, port=port, **common)
+    if kind == "sentinel":
+        master_set = req.get("master_set") or "mymaster"
+        sentinel = remapping_sentinel(remap)(
+            [split_addr(a) for a in addrs], sentinel_kwargs=dict(common), **common
+        )
+        return sentinel.master_for(master_set, **common)
+    if kind == "cluster":
+        nodes = [redis.cluster.ClusterNode(*split_addr(a)) for a in addrs]
+        # One attempt: redis-py would otherwise retry a timed-out write.
+        opts = dict(startup_nodes=nodes, cluster_error_retry_attempts=1, **common)
+        if "address_remap" in inspect.signature(redis.cluster.RedisCluster.__init__).parameters:
+            return redis.cluster.RedisCluster(address_remap=remap, **opts)
+        saved = redis.cluster.NodesManager
+        redis.cluster.NodesManager = remapping_nodes_manager(remap)
+        try:
+            return redis.cluster.RedisCluster(**opts)
+        finally:
+            redis.cluster.NodesManager = saved
+    raise ValueError(f"unknown topology {kind!r}")
+
+
+class Lock:
+    def __init__(self, client, mode):
+        self.r = client
+        self.mode = mode
+        if mode == "lua":
+            self.extend_script = client.register_script(EXTEND_LUA)
+            self.release_script = client.register_script(RELEASE_LUA)
+
+    def acquire(self, key, ttl_ms):
+        token = secrets.token_hex(20)  # new for every acquisition
+        if self.r.set(key, token, nx=True, px=ttl_ms):
+            return {"status": "ok", "token": token}
+        return {"status": "fail"}
+
+    def extend(self, key, token, ttl_ms):
+        if self.mode == "lua":
+            done = self.extend_script(keys=[key], args=[token, ttl_ms]) == 1
+        else:
+            done = bool(self.r.execute_command("SET", key, token, "IFEQ", token, "PX", ttl_ms))
+        return {"status": "ok"} if done else {"status": "fail"}
+
+    def release(self, key, token):
+        if self.mode == "lua":
+            n = self.release_script(keys=[key], args=[token])
+        else:
+            n = self.r.execute_command("DELIFEQ", key, token)
+        return {"status": "ok"} if n == 1 else {"status": "fail"}
+
+
+def handle(req, state, mode):
+    op = req.get("op")
+    if op == "init":
+        state["lock"] = Lock(connect(req), mode)
+        return {"status": "ok", "name": f"redis-py {redis.__version__}"}
+    if op == "close":
+        return {"status": "ok"}
+    lock = state.get("lock")
+    if lock is None:
+        return {"status": "fail", "error": "no init before " + str(op)}
+    if op == "acquire":
+        return lock.acquire(req["key"], int(req["ttl_ms"]))
+    if op == "extend":
+        return lock.extend(req["key"], req["token"], int(req["ttl_ms"]))
+    if op == "release":
+        return lock.release(req["key"], req["token"])
+    return {"status": "fail", "error": f"unknown op {op!r}"}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mode", choices=("native", "lua"), default="native")
+    args = ap.parse_args()
+    state = {}
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        op = None
+        try:
+            req = json.loads(line)
+            op = req.get("op")
+            reply = handle(req, state, args.mode)
+        except (ConnectionError, TimeoutError) as e:
+            # Sent or not, the command may have run.
+            reply = {"status": "unknown", "error": f"{type(e).__name__}: {e}"}
+        except ResponseError as e:
+            reply = {"status": "fail", "error": str(e)}
+        except (RedisError, Exception) as e:
+            # Anything else (a cluster without a slot owner, a bug here):
+            # say unknown, which never claims more than is known.
+            log(traceback.format_exc())
+            reply = {"status": "unknown", "error": f"{type(e).__name__}: {e}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+        if op == "close":
+            return
+
+
+if __name__ == "__main__":
+    main()

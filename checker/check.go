@@ -1,0 +1,155 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// perKey is what the per-key checks found on one key.
+type perKey struct {
+	segs                               []segment
+	holds                              []Hold
+	double, fence, resource, ttl, lost findings
+}
+
+// Run runs every check on h. It returns an error only for a history it
+// cannot interpret (or options that make no sense): a bad input, not a
+// verdict. The history is not modified.
+func Run(ctx context.Context, h *history.History, opts Options) (*Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("checker options: %w", err)
+	}
+	if err := validate(h); err != nil {
+		return nil, fmt.Errorf("check history: %w", err)
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	end := h.End()
+	keys := groupByKey(h)
+	loss := newLossWindows(h, end, opts)
+	faults := newFaultIndex(h, end)
+	tol := int64(opts.ClockTolerance)
+	byClient := !workersSet(h)
+
+	outs := make([]perKey, len(keys))
+	parallel(len(keys), opts.Workers, func(ki int) {
+		k, o := keys[ki], &outs[ki]
+		for _, f := range []*findings{&o.double, &o.fence, &o.resource, &o.ttl, &o.lost} {
+			f.max = opts.MaxFindings
+		}
+		k.prepare(h)
+		o.segs = segments(h, k, ki, loss, tol)
+		o.holds = holdsOf(h, k, end)
+		doubleHolders(o.holds, byClient, faults, opts.AllowDoubleHolders, &o.double)
+		fenceChecks(h, k, loss, faults, &o.fence, &o.lost)
+		lostIncrements(h, k, faults, &o.resource)
+		noExpiry(h, k, faults, &o.ttl)
+		stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, faults, &o.ttl)
+		lostLocks(h, k, faults, &o.lost)
+	})
+
+	res := &Result{Ops: len(h.Ops), Keys: len(keys), Options: opts}
+	all := make([]findings, 5)
+	for i := range all {
+		all[i].max = opts.MaxFindings
+	}
+	var segs []segment
+	for i := range outs {
+		o := &outs[i]
+		for n, f := range []*findings{&o.double, &o.fence, &o.resource, &o.ttl, &o.lost} {
+			all[n].merge(f)
+		}
+		segs = append(segs, o.segs...)
+		res.Holds = append(res.Holds, o.holds...)
+	}
+	res.Segments = len(segs)
+
+	checks := map[string]Check{
+		DoubleHolder: all[0].check(DoubleHolder, "double holders"),
+		Fence:        all[1].check(Fence, "fence violations"),
+		Resource:     all[2].check(Resource, "lost increments"),
+		TTL:          all[3].check(TTL, "keys without expiry or stuck"),
+		LostLocks:    all[4].check(LostLocks, "lost-lock incidents"),
+	}
+	if !hasFences(h) {
+		checks[Fence] = Check{Name: Fence, Status: Skipped, Summary: "no fenced operations in the history"}
+	}
+	if !hasCounterWrites(h) {
+		checks[Resource] = Check{Name: Resource, Status: Skipped, Summary: "no unfenced counter writes in the history"}
+	}
+	if opts.Timeout < 0 || opts.skips(Linearizability) {
+		checks[Linearizability] = Check{Name: Linearizability, Status: Skipped, Summary: "skipped by options"}
+	} else {
+		m := &model{loss: loss, tol: tol}
+		checks[Linearizability], res.Porcupine = linearizability(ctx, h, keys, segs, m, faults, opts)
+	}
+	for _, name := range CheckNames {
+		c := checks[name]
+		if opts.skips(name) {
+			c = Check{Name: name, Status: Skipped, Summary: "skipped by options"}
+		}
+		res.Checks = append(res.Checks, c)
+	}
+	res.decide()
+	return res, nil
+}
+
+// Holds computes the hold intervals of every key of h (see Hold), keys in
+// name order, each key's in acquire order. Run returns them too.
+func Holds(h *history.History) []Hold {
+	var out []Hold
+	end := h.End()
+	for _, k := range groupByKey(h) {
+		k.prepare(h)
+		out = append(out, holdsOf(h, k, end)...)
+	}
+	return out
+}
+
+// workersSet says whether the history names workers; if not, holders are
+// told apart by client id.
+func workersSet(h *history.History) bool {
+	for i := range h.Ops {
+		if h.Ops[i].Worker != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// widen extends each window's end by span.
+func widen(ws lossWindows, span int64) lossWindows {
+	out := make(lossWindows, len(ws))
+	for i, w := range ws {
+		out[i] = window{w.start, satAdd(w.end, span)}
+	}
+	return out
+}
+
+// parallel calls f(0..n-1) on up to workers goroutines.
+func parallel(n, workers int, f func(i int)) {
+	workers = max(1, min(workers, n))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,158 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// keyOps is one key's share of a history, prepared for the checks. Every
+// check works per key: keys are independent locks.
+type keyOps struct {
+	name string
+	// ops are indices into History.Ops in call order.
+	ops []int32
+	// tok is the token id of each entry of ops (0: none). An extend or
+	// release that names no token belongs to its worker's last acquire.
+	tok    []int32
+	tokens []string
+	// lock and fence are the inputs of the two models, in call order.
+	lock  []input
+	fence []input
+	// maxTTL is the longest lease asked for on the key, in ns; never if
+	// some acquire or extend asked for no expiry.
+	maxTTL int64
+}
+
+// groupByKey splits the operations by key, each key's in call order, keys
+// sorted by name.
+func groupByKey(h *history.History) []*keyOps {
+	byName := make(map[string]*keyOps)
+	var keys []*keyOps
+	for i := range h.Ops {
+		name := h.Ops[i].Key
+		k := byName[name]
+		if k == nil {
+			k = &keyOps{name: name}
+			byName[name] = k
+			keys = append(keys, k)
+		}
+		k.ops = append(k.ops, int32(i))
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].name < keys[j].name })
+	for _, k := range keys {
+		sortByCall(h, k.ops)
+	}
+	return keys
+}
+
+// sortByCall orders indices by call time, keeping history order on ties;
+// recorded histories are sorted already, so this is usually one pass.
+func sortByCall(h *history.History, idx []int32) {
+	sorted := true
+	for i := 1; i < len(idx); i++ {
+		if h.Ops[idx[i]].Call < h.Ops[idx[i-1]].Call {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int {
+		ca, cb := h.Ops[a].Call, h.Ops[b].Call
+		switch {
+		case ca < cb:
+			return -1
+		case ca > cb:
+			return 1
+		}
+		return 0
+	})
+}
+
+// prepare resolves tokens and builds the model inputs.
+func (k *keyOps) prepare(h *history.History) {
+	ids := map[string]int32{"": 0}
+	k.tokens = []string{""}
+	intern := func(t string) int32 {
+		if id, ok := ids[t]; ok {
+			return id
+		}
+		id := int32(len(k.tokens))
+		ids[t] = id
+		k.tokens = append(k.tokens, t)
+		return id
+	}
+	last := make(map[int]int32) // worker → token of its last acquire
+	k.tok = make([]int32, len(k.ops))
+	k.lock = make([]input, 0, len(k.ops))
+	for j, i := range k.ops {
+		op := &h.Ops[i]
+		var t int32
+		switch op.Kind {
+		case history.Acquire:
+			name := op.Token
+			if name == "" {
+				name = "#" + strconv.Itoa(int(i))
+			}
+			t = intern(name)
+			last[op.Worker] = t
+		case history.Observe:
+			if op.Token != "" {
+				t = intern(op.Token)
+			}
+		default:
+			if op.Token != "" {
+				t = intern(op.Token)
+			} else {
+				t = last[op.Worker]
+			}
+		}
+		k.tok[j] = t
+		if op.Kind == history.Acquire || op.Kind == history.Extend {
+			switch {
+			case op.TTLms <= 0 && op.Outcome != history.Fail:
+				k.maxTTL = never
+			case k.maxTTL != never:
+				k.maxTTL = max(k.maxTTL, op.TTLms*1e6)
+			}
+		}
+		if in, ok := lockInput(op, int(i), t); ok {
+			k.lock = append(k.lock, in)
+		}
+		if in, ok := fenceInput(op, int(i)); ok {
+			k.fence = append(k.fence, in)
+		}
+	}
+}
+
+// validate reports the first operation the checker cannot interpret.
+func validate(h *history.History) error {
+	if len(h.Ops) == 0 {
+		return fmt.Errorf("history has no operations: nothing was recorded")
+	}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		switch op.Kind {
+		case history.Acquire, history.Extend, history.Release, history.Write, history.Observe:
+		default:
+			return fmt.Errorf("op %d: unknown kind %q (want acquire, extend, release, write or observe)", i, op.Kind)
+		}
+		switch op.Outcome {
+		case history.OK, history.Fail, history.Unknown:
+		default:
+			return fmt.Errorf("op %d: unknown outcome %q (want ok, fail or unknown)", i, op.Outcome)
+		}
+		if op.Key == "" {
+			return fmt.Errorf("op %d: %s without a key", i, op.Kind)
+		}
+		if op.Outcome != history.Unknown && op.Return < op.Call {
+			return fmt.Errorf("op %d: returns at %d before its call at %d", i, op.Return, op.Call)
+		}
+	}
+	return nil
+}

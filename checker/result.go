@@ -1,0 +1,293 @@
+package checker
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Names of the checks, in the order a Result lists them.
+const (
+	DoubleHolder    = "double_holder"
+	Fence           = "fence"
+	Resource        = "resource"
+	Linearizability = "linearizability"
+	TTL             = "ttl"
+	LostLocks       = "lost_locks"
+)
+
+// CheckNames lists every check a Result carries.
+var CheckNames = []string{DoubleHolder, Fence, Resource, Linearizability, TTL, LostLocks}
+
+func knownCheck(name string) bool {
+	for _, n := range CheckNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Status is the outcome of one check.
+type Status string
+
+const (
+	// Pass: nothing found.
+	Pass Status = "pass"
+	// Fail: something found that no correct server and client produce.
+	Fail Status = "fail"
+	// Unknown: the check could not decide (porcupine ran out of time). It is
+	// never a pass.
+	Unknown Status = "unknown"
+	// Skipped: the check did not run (asked to skip, or nothing to check).
+	Skipped Status = "skipped"
+	// Allowed: findings the options permit; reported, not a violation
+	// (double holders of a fenced client under failover, lost locks).
+	Allowed Status = "allowed"
+)
+
+// Verdict is the outcome of a whole run.
+type Verdict string
+
+const (
+	Safe     Verdict = "safe"
+	Violated Verdict = "violated"
+	// Undecided: no check failed but at least one could not decide.
+	Undecided Verdict = "unknown"
+)
+
+// ExitCode is the process exit code DESIGN.md gives the verdict.
+func (v Verdict) ExitCode() int {
+	switch v {
+	case Safe:
+		return 0
+	case Violated:
+		return 1
+	default:
+		return 3
+	}
+}
+
+// OpRef is an operation named in a finding, with its index in History.Ops.
+type OpRef struct {
+	Index int `json:"index"`
+	history.Op
+}
+
+// Hold is the interval during which a client believed it held a lock: from
+// its acquire's return until the earliest of its release's call, a failed
+// extend's return and its own lease end (last acquire or successful extend
+// call + TTL).
+type Hold struct {
+	Key      string `json:"key"`
+	Client   int    `json:"client"`
+	Worker   int    `json:"worker"`
+	Token    string `json:"token,omitempty"`
+	Fence    int64  `json:"fence,omitempty"`
+	HasFence bool   `json:"has_fence,omitempty"`
+	Start    int64  `json:"start"`
+	End      int64  `json:"end"`
+	// EndedBy says what ended the hold: "release", "extend-failed",
+	// "lease" or "history-end".
+	EndedBy string `json:"ended_by"`
+	// Acquire is the index of the acquire in History.Ops.
+	Acquire int `json:"acquire"`
+}
+
+// Finding is one thing a check found. Fields that do not apply are empty.
+type Finding struct {
+	// Kind is what was found:
+	//   - double_holder: two holds overlap (Holds, OverlapMs);
+	//   - fence_not_increasing, stale_write, duplicate_fence: fence
+	//     findings (Ops: the earlier and the offending operation);
+	//   - lost_increment: the resource check;
+	//   - illegal_lock, illegal_fence: a segment with no legal order;
+	//     timeout, undecided: one porcupine could not decide (Ops: the
+	//     segment's first operations);
+	//   - no_expiry, stuck: the TTL check;
+	//   - lost_lock: a nil extend or a 0 release; with duplicate_fence
+	//     allowed after a fault, the lost_locks check.
+	Kind    string `json:"kind"`
+	Key     string `json:"key"`
+	Summary string `json:"summary"`
+	// Start and End bound the finding on the harness clock (ns).
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+	// OverlapMs is the length of a double holding.
+	OverlapMs float64 `json:"overlap_ms,omitempty"`
+	Holds     []Hold  `json:"holds,omitempty"`
+	Ops       []OpRef `json:"ops,omitempty"`
+	// Faults are the fault windows active during [Start, End].
+	Faults []history.Fault `json:"faults,omitempty"`
+	// Allowed findings are reported but do not fail the check.
+	Allowed bool `json:"allowed,omitempty"`
+}
+
+// Check is the outcome of one named check.
+type Check struct {
+	Name    string `json:"-"`
+	Status  Status `json:"status"`
+	Count   int    `json:"count"`
+	Summary string `json:"summary"`
+	// Findings lists up to Options.MaxFindings of the Count findings.
+	Findings  []Finding `json:"findings,omitempty"`
+	Truncated bool      `json:"truncated,omitempty"`
+}
+
+// Checks is the list of checks of a Result. In JSON it is an object keyed
+// by check name, in CheckNames order.
+type Checks []Check
+
+// MarshalJSON writes the checks as one object keyed by name.
+func (cs Checks) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(c.Name)
+		body, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("encode check %s: %w", c.Name, err)
+		}
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(body)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads the object MarshalJSON writes, in CheckNames order
+// for known names and then the rest.
+func (cs *Checks) UnmarshalJSON(b []byte) error {
+	var m map[string]Check
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("decode checks: %w", err)
+	}
+	*cs = (*cs)[:0]
+	for _, n := range CheckNames {
+		if c, ok := m[n]; ok {
+			c.Name = n
+			*cs = append(*cs, c)
+			delete(m, n)
+		}
+	}
+	for n, c := range m {
+		c.Name = n
+		*cs = append(*cs, c)
+	}
+	return nil
+}
+
+// Result is the checker's answer for one history.
+type Result struct {
+	Verdict  Verdict `json:"verdict"`
+	ExitCode int     `json:"exit_code"`
+	// Summary is one line naming what decided the verdict.
+	Summary string `json:"summary"`
+	Checks  Checks `json:"checks"`
+	// Ops, Keys and Segments say how much was checked; Porcupine counts
+	// the segments the greedy search could not settle.
+	Ops       int `json:"ops"`
+	Keys      int `json:"keys"`
+	Segments  int `json:"segments"`
+	Porcupine int `json:"porcupine_segments"`
+	// Options are the options the checks ran with, defaults filled in:
+	// what a picture of the same history must use to agree.
+	Options Options `json:"options"`
+	// Holds are the hold intervals of every key, for the timeline.
+	Holds []Hold `json:"-"`
+}
+
+// Check returns the check with the given name.
+func (r *Result) Check(name string) (Check, bool) {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// decide sets the verdict from the checks: any failure is a violation;
+// otherwise any unknown leaves the run undecided.
+func (r *Result) decide() {
+	r.Verdict = Safe
+	var failed, unknown []string
+	for _, c := range r.Checks {
+		switch c.Status {
+		case Fail:
+			failed = append(failed, fmt.Sprintf("%s (%d)", c.Name, c.Count))
+		case Unknown:
+			unknown = append(unknown, c.Name)
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		r.Verdict = Violated
+		r.Summary = "violated: " + strings.Join(failed, ", ")
+	case len(unknown) > 0:
+		r.Verdict = Undecided
+		r.Summary = "unknown: " + strings.Join(unknown, ", ") + " could not decide"
+	default:
+		r.Summary = fmt.Sprintf("safe: %d operations on %d keys", r.Ops, r.Keys)
+	}
+	r.ExitCode = r.Verdict.ExitCode()
+}
+
+// findings accumulates one check's findings under the listing cap.
+type findings struct {
+	max     int
+	list    []Finding
+	count   int
+	failing int
+	allowed int
+}
+
+func (f *findings) add(x Finding) {
+	f.count++
+	if x.Allowed {
+		f.allowed++
+	} else {
+		f.failing++
+	}
+	if len(f.list) < f.max {
+		f.list = append(f.list, x)
+	}
+}
+
+func (f *findings) merge(g *findings) {
+	f.count += g.count
+	f.failing += g.failing
+	f.allowed += g.allowed
+	for _, x := range g.list {
+		if len(f.list) < f.max {
+			f.list = append(f.list, x)
+		}
+	}
+}
+
+// check turns the findings into a Check with a status and a summary line.
+func (f *findings) check(name, what string) Check {
+	c := Check{Name: name, Count: f.count, Findings: f.list, Truncated: f.count > len(f.list)}
+	switch {
+	case f.failing > 0:
+		c.Status = Fail
+		c.Summary = fmt.Sprintf("%d %s", f.count, what)
+		if f.allowed > 0 {
+			c.Summary += fmt.Sprintf(" (%d allowed)", f.allowed)
+		}
+	case f.allowed > 0:
+		c.Status = Allowed
+		c.Summary = fmt.Sprintf("%d %s, allowed", f.count, what)
+	default:
+		c.Status = Pass
+		c.Summary = "no " + what
+	}
+	return c
+}

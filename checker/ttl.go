@@ -1,0 +1,94 @@
+package checker
+
+import (
+	"fmt"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// noExpiry finds operations that may have left the lock key without an
+// expiry: an acquire or extend that sent no TTL (TTLms 0: SET without PX,
+// which also drops the old TTL) and did or may have taken effect, and an
+// observation of PTTL -1.
+func noExpiry(h *history.History, k *keyOps, faults faultIndex, out *findings) {
+	for _, i := range k.ops {
+		op := &h.Ops[i]
+		var what string
+		switch {
+		case (op.Kind == history.Acquire || op.Kind == history.Extend) && op.TTLms <= 0 && op.Outcome != history.Fail:
+			what = fmt.Sprintf("%s by worker %d set no expiry (ttl_ms 0): the key never expires", op.Kind, op.Worker)
+		case op.Kind == history.Observe && op.Outcome == history.OK && op.Read == -1:
+			what = "PTTL -1: the lock key has no expiry"
+		default:
+			continue
+		}
+		out.add(Finding{Kind: "no_expiry", Key: k.name, Summary: k.name + ": " + what, Start: op.Call, End: op.Return,
+			Ops: []OpRef{{Index: int(i), Op: *op}}, Faults: faults.during(op.Call, op.Return)})
+	}
+}
+
+// stuck finds a key that stays taken long after every lease on it must
+// have ended: an acquire that found the key held (or an observation that
+// found it present) later than TTL + tolerance after the latest lease any
+// acquire or extend called up to then could have set. An unknown acquire is
+// assumed to have taken effect before the harness gave up on it. Instants
+// in a loss window (or within the longest lease after one) are not judged:
+// a failover or clock fault may keep a rolled-back lease. One finding per
+// stretch, until the key is acquired again.
+func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults faultIndex, out *findings) {
+	n := len(k.ops)
+	calls := make([]int64, n)
+	latest := make([]int64, n) // prefix max of possible lease ends
+	run := int64(-1 << 62)
+	for j, i := range k.ops {
+		op := &h.Ops[i]
+		calls[j] = op.Call
+		if (op.Kind == history.Acquire || op.Kind == history.Extend) && op.Outcome != history.Fail {
+			if op.TTLms <= 0 {
+				run = never
+			} else {
+				run = max(run, satAdd(op.Return, op.TTLms*1e6))
+			}
+		}
+		latest[j] = run
+	}
+	var cur *Finding
+	flush := func() {
+		if cur != nil {
+			out.add(*cur)
+			cur = nil
+		}
+	}
+	for j, i := range k.ops {
+		op := &h.Ops[i]
+		held := op.Kind == history.Acquire && op.Outcome == history.Fail && op.Error == ""
+		held = held || (op.Kind == history.Observe && op.Outcome == history.OK && op.Read != -2)
+		if op.Kind == history.Acquire && op.Outcome == history.OK {
+			flush()
+		}
+		if !held {
+			continue
+		}
+		// leases set by anything called up to this op's return: the ops
+		// called while it was open are few, so walk to them
+		last := j
+		for last+1 < n && calls[last+1] <= op.Return {
+			last++
+		}
+		end := latest[last]
+		if end == never || op.Call <= satAdd(end, tol) || noJudge.meets(op.Call, op.Return) {
+			continue
+		}
+		if cur == nil {
+			cur = &Finding{Kind: "stuck", Key: k.name, Start: end}
+		}
+		cur.End = op.Return
+		if len(cur.Ops) < maxOpsPerFinding {
+			cur.Ops = append(cur.Ops, OpRef{Index: int(i), Op: *op})
+		}
+		cur.Summary = fmt.Sprintf("%s: still taken %.3f s after the last lease could have ended (%d attempts)",
+			k.name, float64(cur.End-cur.Start)/1e9, len(cur.Ops))
+		cur.Faults = faults.during(cur.Start, cur.End)
+	}
+	flush()
+}

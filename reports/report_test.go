@@ -1,0 +1,182 @@
+package reports
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+func op(w int, key string, kind history.Kind, tok string, out history.Outcome, callMs, retMs float64) history.Op {
+	o := history.Op{Client: w, Worker: w, Key: key, Kind: kind, Token: tok, Outcome: out,
+		Call: int64(callMs * 1e6), Return: int64(retMs * 1e6)}
+	if kind == history.Acquire || kind == history.Extend {
+		o.TTLms = 1000
+	}
+	return o
+}
+
+// doubleHolder is a failover: a on k1 holds through a kill of the
+// primary, b takes k1 as well; k2 is quiet.
+func doubleHolder() *history.History {
+	h := &history.History{
+		Meta: history.Meta{Server: "valkey-9.1", Topology: "sentinel", Client: "fenced", Fenced: true, TTLms: 1000, Faults: []string{"kill-primary"}},
+		Ops: []history.Op{
+			op(1, "lock:{k1}", history.Acquire, "a1", history.OK, 0, 1),
+			op(3, "lock:{k2}", history.Acquire, "c1", history.OK, 2, 3),
+			op(3, "lock:{k2}", history.Release, "c1", history.OK, 50, 51),
+			op(2, "lock:{k1}", history.Acquire, "b1", history.OK, 500, 501),
+			op(1, "lock:{k1}", history.Write, "a1", history.OK, 600, 601),
+			op(1, "lock:{k1}", history.Extend, "a1", history.Fail, 700, 701),
+		},
+		Faults: []history.Fault{{Name: "kill-primary", Target: "primary", Start: 400e6, End: 450e6}},
+	}
+	h.Ops[0].Fence, h.Ops[0].HasFence = 1, true
+	h.Ops[3].Fence, h.Ops[3].HasFence = 1, true
+	h.Ops[4].Fence, h.Ops[4].HasFence = 1, true
+	h.Sort()
+	h.Meta.DurationNs = h.End()
+	return h
+}
+
+func check(t *testing.T, h *history.History) *checker.Result {
+	t.Helper()
+	res, err := checker.Run(context.Background(), h, checker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// walk calls f on every element node.
+func walk(n *html.Node, f func(*html.Node)) {
+	if n.Type == html.ElementNode {
+		f(n)
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, f)
+	}
+}
+
+func attr(n *html.Node, name string) string {
+	for _, a := range n.Attr {
+		if a.Key == name {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func TestTimelineHasASVGPerKeyAndRedOverlaps(t *testing.T) {
+	h := doubleHolder()
+	res := check(t, h)
+	if c, _ := res.Check(checker.DoubleHolder); c.Status != checker.Fail {
+		t.Fatalf("double_holder %s: the test history should have one", c.Status)
+	}
+	var b bytes.Buffer
+	if err := RenderReport(&b, h, res, "", TimelineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatalf("report does not parse: %v", err)
+	}
+	svgs := map[string]bool{}
+	overlaps, faults, holds, writes := 0, 0, 0, 0
+	walk(doc, func(n *html.Node) {
+		class := attr(n, "class")
+		switch {
+		case n.Data == "svg":
+			svgs[attr(n, "data-key")] = true
+		case n.Data == "rect" && class == "overlap":
+			overlaps++
+		case n.Data == "rect" && class == "fault":
+			faults++
+		case n.Data == "rect" && class == "hold":
+			holds++
+		case n.Data == "line" && strings.HasPrefix(class, "write"):
+			writes++
+		case n.Data == "script" || n.Data == "link":
+			t.Errorf("report needs the network or scripts: <%s>", n.Data)
+		}
+	})
+	if !svgs["lock:{k1}"] || !svgs["lock:{k2}"] || len(svgs) != 2 {
+		t.Errorf("svgs for %v, want one per key", svgs)
+	}
+	if overlaps != 3 { // the findings band and both holders' lanes
+		t.Errorf("%d overlap marks, want 3", overlaps)
+	}
+	if faults != 2 || holds != 3 || writes != 1 {
+		t.Errorf("%d fault bands, %d holds, %d writes; want 2, 3, 1", faults, holds, writes)
+	}
+	if !strings.Contains(b.String(), "#d62728") {
+		t.Error("overlaps are not red")
+	}
+}
+
+func TestTimelineWindowOnLongKeys(t *testing.T) {
+	h := checker.Generate(5, 20000, 1, 5)
+	res := check(t, h)
+	var b bytes.Buffer
+	if err := RenderReport(&b, h, res, "", TimelineOptions{MaxHolds: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "of ") || !strings.Contains(b.String(), "holds") {
+		t.Error("long key drawn without saying which part")
+	}
+	if n := strings.Count(b.String(), `class="hold"`); n > 50 {
+		t.Errorf("%d holds drawn, want at most 50", n)
+	}
+}
+
+func TestWriteReportFiles(t *testing.T) {
+	dir := t.TempDir()
+	h := doubleHolder()
+	res := check(t, h)
+	if err := WriteReport(dir, h, res); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `href="linearizability.html"`) {
+		t.Error("report does not link porcupine's page")
+	}
+	lin, err := os.ReadFile(filepath.Join(dir, "linearizability.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kill-primary", "double holders", "acquire(a1"} {
+		if !strings.Contains(string(lin), want) {
+			t.Errorf("linearizability.html lacks %q", want)
+		}
+	}
+}
+
+func TestLinearizabilityPageShowsFailingSegment(t *testing.T) {
+	h := &history.History{Ops: []history.Op{
+		op(1, "k", history.Acquire, "a1", history.OK, 0, 1),
+		op(2, "k", history.Release, "b1", history.OK, 10, 11), // b never held it
+	}}
+	res := check(t, h)
+	path := filepath.Join(t.TempDir(), "lin.html")
+	what, err := WriteLinearizability(context.Background(), path, h, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(what, "not linearizable") || !strings.Contains(what, "Illegal") {
+		t.Errorf("page described as %q", what)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), "release(b1)") {
+		t.Error("page lacks the offending release")
+	}
+}

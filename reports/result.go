@@ -1,0 +1,102 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// RunResult is result.json: what a run was and what the checks found.
+type RunResult struct {
+	Verdict  checker.Verdict `json:"verdict"`
+	ExitCode int             `json:"exit_code"`
+	Seed     int64           `json:"seed"`
+	Server   string          `json:"server"`
+	Version  string          `json:"version"`
+	Topology string          `json:"topology"`
+	Client   string          `json:"client"`
+	Faults   []string        `json:"faults"`
+	Ops      int             `json:"ops"`
+	// Injected lists the fault windows as they happened.
+	Injected   []history.Fault `json:"injected"`
+	DurationMs int64           `json:"duration_ms"`
+	TTLms      int64           `json:"ttl_ms"`
+	Clients    int             `json:"clients"`
+	Keys       int             `json:"keys"`
+	Checks     checker.Checks  `json:"checks"`
+	// Notes are things the run wants a reader to know (a fault that could
+	// not be injected, a client's remark).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// NewRunResult joins a history's metadata and the checker's result.
+func NewRunResult(h *history.History, res *checker.Result, notes []string) RunResult {
+	faults := h.Meta.Faults
+	if faults == nil {
+		faults = []string{}
+	}
+	injected := h.Faults
+	if injected == nil {
+		injected = []history.Fault{}
+	}
+	return RunResult{
+		Verdict: res.Verdict, ExitCode: res.Verdict.ExitCode(),
+		Seed: h.Meta.Seed, Server: h.Meta.Server, Version: h.Meta.Version, Topology: h.Meta.Topology, Client: h.Meta.Client,
+		Faults: faults, Ops: len(h.Ops), Injected: injected, DurationMs: h.Meta.DurationNs / 1e6,
+		TTLms: h.Meta.TTLms, Clients: h.Meta.Clients, Keys: h.Meta.Keys, Checks: res.Checks, Notes: notes,
+	}
+}
+
+// Save writes result.json.
+func (r RunResult) Save(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// LoadRunResult reads a result.json.
+func LoadRunResult(path string) (RunResult, error) {
+	var r RunResult
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, fmt.Errorf("read result: %w", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("decode result %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Suite renders a run's checks as a JUnit suite named after the run.
+func (r RunResult) Suite(name string) JUnitSuite {
+	s := JUnitSuite{Name: name, Time: float64(r.DurationMs) / 1000}
+	for _, c := range r.Checks {
+		jc := JUnitCase{Name: c.Name, ClassName: name, SystemOut: fmt.Sprintf("%s: %d found: %s", c.Status, c.Count, c.Summary)}
+		switch c.Status {
+		case checker.Fail:
+			jc.Failure = &JUnitMessage{Message: c.Summary, Body: findingsText(c)}
+		case checker.Unknown:
+			jc.Error = &JUnitMessage{Message: "undecided: " + c.Summary}
+		case checker.Skipped:
+			jc.Skipped = &JUnitMessage{Message: c.Summary}
+		}
+		s.Cases = append(s.Cases, jc)
+	}
+	return s
+}
+
+func findingsText(c checker.Check) string {
+	var out string
+	for _, f := range c.Findings {
+		out += f.Summary + "\n"
+	}
+	return out
+}

@@ -1,0 +1,94 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// Chaos is one run's plain data: a workload, and faults injected on a
+// seeded schedule while it runs.
+type Chaos struct {
+	Workload Workload
+	// Faults are drawn from by the schedule; each must be Available on the
+	// topology.
+	Faults []Fault
+	// AOF says the topology runs with AOF, so a killed node keeps its data.
+	AOF bool
+	Log *slog.Logger
+	// Injected, when set, is told each fault as it ends.
+	Injected func(Event, error)
+}
+
+// ChaosResult is what a run produced.
+type ChaosResult struct {
+	History *history.History
+	// Schedule is the plan the seed gave; Notes say which faults failed.
+	Schedule []Event
+	Notes    []string
+}
+
+// Run drives the workload against t while the faults run on schedule.
+// When ctx ends (Ctrl-C) the workload stops, the fault in progress puts
+// the topology back (resume, heal, clock reset) and the history recorded
+// so far is returned.
+func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, error) {
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	for _, f := range c.Faults {
+		if !f.Available(t.Kind) {
+			return nil, fmt.Errorf("fault %s does not fit a %s topology", f.Name(), t.Kind)
+		}
+	}
+	// The caller may pass a Recorder to watch the history as it grows.
+	w := c.Workload.withDefaults()
+	var keys []string
+	for i := range w.Keys {
+		keys = append(keys, LockKey(i))
+	}
+	events := Schedule(w.Seed, c.Faults, keys, w.Duration, w.TTL)
+	env := FaultEnv{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: c.AOF, Log: c.Log}
+
+	fctx, stopFaults := context.WithCancel(ctx)
+	defer stopFaults()
+	var notes []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		RunSchedule(fctx, w.Recorder.Started(), events, env, func(ev Event, err error) {
+			if err != nil && fctx.Err() == nil {
+				mu.Lock()
+				notes = append(notes, fmt.Sprintf("%s at %s on %s: %v", ev.Fault, ev.At.Round(time.Millisecond), ev.Key, err))
+				mu.Unlock()
+				c.Log.Warn("fault failed", "fault", ev.Fault, "err", err)
+			}
+			if c.Injected != nil {
+				c.Injected(ev, err)
+			}
+		})
+	})
+	h, err := w.Run(ctx, ConfigFor(t))
+	stopFaults()
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range c.Faults {
+		h.Meta.Faults = append(h.Meta.Faults, f.Name())
+	}
+	// The fault windows closed after the workload's snapshot.
+	h.Faults = w.Recorder.History(h.Meta).Faults
+	return &ChaosResult{History: h, Schedule: events, Notes: notes}, nil
+}
+
+// KnownKind reports whether kind names a built-in client.
+func KnownKind(kind string) bool {
+	_, ok := registry[kind]
+	return ok
+}

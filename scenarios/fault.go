@@ -1,0 +1,178 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// Fault is one kind of trouble a run injects. Inject runs it once, records
+// its window in the history, and leaves the topology able to serve again
+// (healed, resumed, clocks reset, killed nodes restarted) when it returns,
+// also when ctx ends early.
+type Fault interface {
+	Name() string
+	// Available reports whether the fault fits a topology kind.
+	Available(k topology.Kind) bool
+	Inject(ctx context.Context, env FaultEnv) error
+}
+
+// FaultEnv is what a fault acts on.
+type FaultEnv struct {
+	Topo *topology.Topology
+	Rec  *history.Recorder
+	// TTL is the run's lease, which sizes clock jumps and pauses.
+	TTL time.Duration
+	// Key is the lock key whose primary the fault aims at.
+	Key string
+	// AOF says the killed node comes back with its data.
+	AOF bool
+	Log *slog.Logger
+}
+
+// window records a fault's window in the history and returns the function
+// that closes it.
+func (e FaultEnv) window(name string, target *topology.Node, detail string) func() {
+	_, end := e.openWindow(name, target, detail)
+	return end
+}
+
+// openWindow is window that also returns the window's index, for a fault
+// that picks its target after it started.
+func (e FaultEnv) openWindow(name string, target *topology.Node, detail string) (int, func()) {
+	t := ""
+	if target != nil {
+		t = target.Name
+	}
+	i := e.Rec.FaultStart(name, t, detail)
+	e.Log.Info("fault", "name", name, "target", t, "detail", detail)
+	return i, func() { e.Rec.FaultEnd(i) }
+}
+
+// Faults lists every fault by name, in a fixed order.
+func Faults() []Fault {
+	return []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush}
+}
+
+// FaultNames lists the fault names.
+func FaultNames() []string {
+	var out []string
+	for _, f := range Faults() {
+		out = append(out, f.Name())
+	}
+	return out
+}
+
+// LookupFault finds a fault by name.
+func LookupFault(name string) (Fault, error) {
+	for _, f := range Faults() {
+		if f.Name() == name {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown fault %q: choose one of %s", name, strings.Join(FaultNames(), ", "))
+}
+
+var replicated = []topology.Kind{topology.Replicated, topology.Sentinel, topology.Cluster}
+var failsOver = []topology.Kind{topology.Sentinel, topology.Cluster}
+var anyKind = []topology.Kind{topology.Standalone, topology.Replicated, topology.Sentinel, topology.Cluster}
+
+// faultBase gives a fault its name and the kinds it fits.
+type faultBase struct {
+	name  string
+	kinds []topology.Kind
+}
+
+func (f faultBase) Name() string                   { return f.name }
+func (f faultBase) Available(k topology.Kind) bool { return slices.Contains(f.kinds, k) }
+
+// cleanup is a context for putting things back after ctx ended.
+func cleanup(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+}
+
+// hold waits d or until ctx ends, and says why it stopped early.
+func hold(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// replicasOf are the servers that follow primary now.
+func replicasOf(ctx context.Context, t *topology.Topology, primary *topology.Node) []*topology.Node {
+	info, err := primary.Info(ctx, "replication")
+	if err != nil {
+		return nil
+	}
+	var ips []string
+	for k, v := range info {
+		if strings.HasPrefix(k, "slave") && strings.Contains(v, "ip=") {
+			for _, kv := range strings.Split(v, ",") {
+				if ip, ok := strings.CutPrefix(kv, "ip="); ok {
+					ips = append(ips, ip)
+				}
+			}
+		}
+	}
+	sort.Strings(ips)
+	var out []*topology.Node
+	for _, n := range t.Servers() {
+		if slices.Contains(ips, n.IP.String()) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// awaitAcquire waits until an acquire that returned OK was recorded after
+// the call and accept(key) holds for it, or limit passes.
+func awaitAcquire(ctx context.Context, rec *history.Recorder, accept func(key string) bool, limit time.Duration) (string, bool) {
+	start := rec.Now()
+	_, from := rec.Since(1 << 62)
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		var ops []history.Op
+		ops, from = rec.Since(from)
+		for _, op := range ops {
+			if op.Kind == history.Acquire && op.Outcome == history.OK && op.Call >= start && accept(op.Key) {
+				return op.Key, true
+			}
+		}
+		if hold(ctx, 2*time.Millisecond) != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// newPrimary waits until the topology names a primary for key other than
+// old, or limit passes.
+func newPrimary(ctx context.Context, t *topology.Topology, key string, old *topology.Node, limit time.Duration) (*topology.Node, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		qctx, cancel := context.WithTimeout(ctx, time.Second)
+		p, err := t.Primary(qctx, key)
+		cancel()
+		if err == nil && p != old {
+			return p, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no replica of %s promoted within %s", old.Name, limit)
+		}
+		if err := hold(ctx, 100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}

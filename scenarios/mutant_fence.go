@@ -1,0 +1,37 @@
+package scenarios
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/valkey-io/valkey-go"
+)
+
+// fenceOutside draws the fence with an INCR after the SET instead of inside
+// one MULTI. A client that pauses between the two (gap stands in for the
+// pause) can lose the lock meanwhile and still draw a bigger fence than the
+// client that took over, so the resource accepts the stale holder.
+func fenceOutside(gap, timeout time.Duration) acquireStep {
+	return func(ctx context.Context, c valkey.CommandClient, key, token string, ttl time.Duration) Result {
+		r := setNX(ctx, c, key, token, ttl)
+		if r.Outcome != history.OK {
+			return r
+		}
+		if gap > 0 {
+			select {
+			case <-time.After(gap):
+			case <-ctx.Done():
+			}
+		}
+		// The pause may have used up the call's deadline; the INCR gets its
+		// own, as a client that woke up would.
+		ictx, cancel := withTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		fence, err := c.Do(ictx, c.B().Arbitrary("INCR").Keys(fenceKey(key)).Build()).AsInt64()
+		if err != nil {
+			return resultOf(ictx, err)
+		}
+		return Result{Outcome: history.OK, Fence: fence, HasFence: true}
+	}
+}

@@ -1,0 +1,92 @@
+package scenarios
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestPlansSeeded(t *testing.T) {
+	w := Workload{Seed: 42, TTL: 300 * time.Millisecond, Clients: 3, Keys: 4}.withDefaults()
+	draw := func(w Workload, worker int) []Plan {
+		p := newPlanner(w, worker)
+		var out []Plan
+		for range 200 {
+			out = append(out, p.next())
+		}
+		return out
+	}
+	a, b := draw(w, 1), draw(w, 1)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("one seed and worker gave two sequences of plans")
+	}
+	if reflect.DeepEqual(a, draw(w, 2)) {
+		t.Fatal("two workers drew the same plans")
+	}
+	w2 := w
+	w2.Seed = 43
+	if reflect.DeepEqual(a, draw(w2, 1)) {
+		t.Fatal("two seeds drew the same plans")
+	}
+	var stalls, abandons, long int
+	keys := map[string]bool{}
+	for _, p := range a {
+		keys[p.Key] = true
+		if p.Stall > 0 {
+			stalls++
+			if p.Stall <= w.TTL {
+				t.Fatalf("stall %v not longer than the TTL %v", p.Stall, w.TTL)
+			}
+		}
+		if p.Abandon {
+			abandons++
+		}
+		if p.Work > w.TTL {
+			long++
+		}
+		if p.Work < w.WorkMin || p.Work > w.WorkMax {
+			t.Fatalf("work %v outside [%v, %v]", p.Work, w.WorkMin, w.WorkMax)
+		}
+	}
+	if len(keys) != 4 || stalls == 0 || long == 0 {
+		t.Fatalf("200 plans used %d keys, %d stalls, %d holds longer than the TTL", len(keys), stalls, long)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	lo, hi := 5*time.Millisecond, 80*time.Millisecond
+	for n := range 40 {
+		d := backoff(n, lo, hi, r)
+		ceil := min(lo<<min(n, 20), hi)
+		if d < ceil/2 || d > ceil {
+			t.Fatalf("attempt %d: backoff %v outside [%v, %v]", n, d, ceil/2, ceil)
+		}
+	}
+}
+
+func TestFenceKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"lock:{k1}":     "fence:{k1}",
+		"lock:{a}:b{c}": "fence:{a}",
+		"plain":         "fence:{plain}",
+		"odd:{}x":       "fence:{odd:{}x}",
+	} {
+		if got := fenceKey(in); got != want {
+			t.Errorf("fenceKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestUnsupportedLine(t *testing.T) {
+	caps := Capabilities{CapIFEQ: true, CapLua: true}
+	err := caps.Check("native", "valkey-8.1", "8.1.1")
+	want := "client native needs DELIFEQ (Valkey 9.0+); valkey-8.1 (8.1.1) does not have it"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	if caps.Check("lua", "valkey-8.1", "8.1.1") != nil {
+		t.Fatal("lua refused on a server with Lua")
+	}
+}

@@ -1,0 +1,114 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+)
+
+// ExternalPrefix starts a kind that runs an adapter process:
+// "external:/usr/bin/python3 adapters/python/redis_py_adapter.py".
+const ExternalPrefix = "external:"
+
+// kindSpec is one client kind: what it needs from the server, whether it
+// draws fences, and how to build it.
+type kindSpec struct {
+	needs  []Capability
+	fenced bool
+	// library marks adapters of real libraries: they own their connections,
+	// so WAIT cannot follow their acquire on the same one.
+	library bool
+	build   func(name string, cfg ClientConfig) (Client, error)
+}
+
+// cmdKind builds a command-level client from its steps.
+func cmdKind(needs []Capability, fenced bool, steps func(cfg ClientConfig) (acquireStep, extendStep, releaseStep)) kindSpec {
+	return kindSpec{needs: needs, fenced: fenced, build: func(name string, cfg ClientConfig) (Client, error) {
+		a, e, r := steps(cfg)
+		return newCmdClient(name, cfg, a, e, r)
+	}}
+}
+
+func fixed(a acquireStep, e extendStep, r releaseStep) func(ClientConfig) (acquireStep, extendStep, releaseStep) {
+	return func(ClientConfig) (acquireStep, extendStep, releaseStep) { return a, e, r }
+}
+
+var (
+	nativeNeeds = []Capability{CapIFEQ, CapDELIFEQ}
+	luaNeeds    = []Capability{CapLua}
+)
+
+// registry holds every built-in kind. Adding a kind is one entry.
+var registry = map[string]kindSpec{
+	"native": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseDELIFEQ)),
+	"fenced": cmdKind(nativeNeeds, true, fixed(fencedAcquire, extendIFEQ, releaseDELIFEQ)),
+	"delex":  cmdKind([]Capability{CapIFEQ, CapDELEX}, false, fixed(setNX, extendIFEQ, releaseDELEX)),
+	"lua":    {needs: luaNeeds, build: newLuaClient},
+
+	"mutant-del":            cmdKind([]Capability{CapIFEQ}, false, fixed(setNX, extendIFEQ, releaseDEL)),
+	"mutant-extend-nopx":    cmdKind(nativeNeeds, false, fixed(setNX, extendNoPX, releaseDELIFEQ)),
+	"mutant-extend-keepttl": cmdKind(nativeNeeds, false, fixed(setNX, extendKeepTTL, releaseDELIFEQ)),
+	"mutant-fence-outside": cmdKind(nativeNeeds, true, func(cfg ClientConfig) (acquireStep, extendStep, releaseStep) {
+		return fenceOutside(cfg.FenceGap, cfg.Timeout), extendIFEQ, releaseDELIFEQ
+	}),
+	"mutant-reacquire": cmdKind(nativeNeeds, false, fixed(setNX, reacquireOnNil(extendIFEQ), releaseDELIFEQ)),
+
+	"redsync":    {needs: luaNeeds, library: true, build: newRedsync},
+	"redislock":  {needs: luaNeeds, library: true, build: newRedislock},
+	"valkeylock": {needs: luaNeeds, library: true, build: newValkeylock},
+}
+
+// Kinds lists the built-in client kinds, sorted; "external:CMD" is the one
+// open-ended kind.
+func Kinds() []string {
+	out := make([]string, 0, len(registry))
+	for k := range registry {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NewClient builds one logical client of kind. It does not probe the
+// server: Probe and Capabilities.Check do that once per run.
+func NewClient(kind string, cfg ClientConfig) (Client, error) {
+	cfg = cfg.withDefaults()
+	if cmd, ok := strings.CutPrefix(kind, ExternalPrefix); ok {
+		if cfg.Wait.enabled() {
+			return nil, fmt.Errorf("client %s: the adapter protocol has no WAIT option", kind)
+		}
+		return newExternal(cmd, cfg)
+	}
+	spec, ok := registry[kind]
+	if !ok {
+		return nil, unknownKind(kind)
+	}
+	if spec.library && cfg.Wait.enabled() {
+		return nil, fmt.Errorf("client %s cannot WAIT after its acquire: the library owns its connections, and WAIT counts only the writes of its own", kind)
+	}
+	return spec.build(kind, cfg)
+}
+
+func unknownKind(kind string) error {
+	return fmt.Errorf("unknown client %q: choose one of %s, or external:CMD", kind, strings.Join(Kinds(), ", "))
+}
+
+// needs lists what kind needs from the server; external adapters are not
+// probed (they report errors per call).
+func needs(kind string) []Capability { return registry[kind].needs }
+
+// drawsFences says whether kind draws a fence with every acquire.
+func drawsFences(kind string) bool { return registry[kind].fenced }
+
+// newLuaClient counts its NOSCRIPT fallbacks.
+func newLuaClient(name string, cfg ClientConfig) (Client, error) {
+	var fallbacks atomic.Int64
+	e, r := luaSteps(&fallbacks)
+	c, err := newCmdClient(name, cfg, setNX, e, r)
+	if err != nil {
+		return nil, err
+	}
+	c.counts["noscript_fallbacks"] = &fallbacks
+	return c, nil
+}

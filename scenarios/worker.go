@@ -1,0 +1,193 @@
+package scenarios
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// worker is one logical client's loop: pick a key, acquire, work while
+// writing and extending, release. It records every call as the client
+// reported it and never second-guesses a client: a buggy client's lies go
+// into the history as told, for the checker to catch.
+type worker struct {
+	id     int
+	client Client
+	// cid is the porcupine client id; it changes after every Unknown.
+	cid   int
+	w     Workload
+	res   *Resource
+	cnt   *counters
+	plans *planner
+}
+
+func (wk *worker) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		wk.hold(ctx, wk.plans.next())
+	}
+}
+
+// hold carries out one plan.
+func (wk *worker) hold(ctx context.Context, p Plan) {
+	held, ok := wk.acquire(ctx, p)
+	if !ok {
+		return
+	}
+	if !wk.work(ctx, p, held) {
+		return
+	}
+	if p.Abandon && ctx.Err() == nil {
+		wk.cnt.abandoned.Add(1)
+		return
+	}
+	r := wk.call(history.Release, p.Key, held.Token, 0, func(c context.Context) Result {
+		return wk.client.Release(c, p.Key, held.Token)
+	})
+	switch r.Outcome {
+	case history.OK:
+		wk.cnt.released.Add(1)
+	case history.Fail:
+		wk.cnt.lostOnRelease.Add(1)
+		wk.w.Log.Warn("lost lock: release found it gone", "worker", wk.id, "key", p.Key, "token", held.Token, "error", r.Err)
+	}
+}
+
+// acquire retries with jittered backoff until it holds the lock or the run
+// ends.
+func (wk *worker) acquire(ctx context.Context, p Plan) (Result, bool) {
+	jitter := rand.New(rand.NewPCG(p.Jitter, 0))
+	for n := 0; ctx.Err() == nil; n++ {
+		r := wk.call(history.Acquire, p.Key, "", wk.w.TTL, func(c context.Context) Result {
+			return wk.client.Acquire(c, p.Key, wk.w.TTL)
+		})
+		if r.Outcome == history.OK {
+			wk.cnt.acquired.Add(1)
+			return r, true
+		}
+		if r.Outcome == history.Fail {
+			wk.cnt.acquireFailed.Add(1)
+		}
+		sleep(ctx, backoff(n, wk.w.BackoffMin, wk.w.BackoffMax, jitter))
+	}
+	return Result{}, false
+}
+
+// work sleeps in steps of TTL/3 and extends between steps. Unfenced, it
+// writes after every step, so that overlapping holders lose increments.
+// Fenced, it writes once, when the work is done or right after a stall (the
+// paused client that wakes up and writes, in Kleppmann's picture): the
+// resource takes a fence only when it is strictly greater than the last,
+// so a second write with the same fence would be refused. It returns
+// whether the lock should be released: not after a nil extend, which says
+// it is someone else's now.
+func (wk *worker) work(ctx context.Context, p Plan, held Result) bool {
+	step := wk.w.TTL / 3
+	end := time.Now().Add(p.Work)
+	fenced := wk.res.Fenced()
+	for i := 0; ; i++ {
+		d := min(step, time.Until(end))
+		stalled := p.Stall > 0 && i == p.StallAt
+		if stalled {
+			d = p.Stall
+			wk.cnt.stalls.Add(1)
+		}
+		if !sleep(ctx, d) {
+			return true
+		}
+		last := !time.Now().Before(end)
+		if !fenced || last || stalled {
+			if !wk.write(p.Key, held) || fenced {
+				return true
+			}
+		}
+		if last {
+			return true
+		}
+		r := wk.call(history.Extend, p.Key, held.Token, wk.w.TTL, func(c context.Context) Result {
+			return wk.client.Extend(c, p.Key, held.Token, wk.w.TTL)
+		})
+		switch r.Outcome {
+		case history.OK:
+			wk.cnt.extended.Add(1)
+		case history.Fail:
+			wk.cnt.lostOnExtend.Add(1)
+			wk.w.Log.Warn("lost lock: extend refused", "worker", wk.id, "key", p.Key, "token", held.Token, "error", r.Err)
+			return false
+		default:
+			return true // unsure: release in case it is still ours
+		}
+	}
+}
+
+// write sends one write to the resource and says whether it was accepted;
+// a rejected write means a newer holder wrote, so the work stops.
+func (wk *worker) write(key string, held Result) bool {
+	okWrite := wk.res.Write(Write{Client: wk.cid, Worker: wk.id, Key: key, Token: held.Token, Fence: held.Fence, HasFence: held.HasFence})
+	wk.cnt.writes.Add(1)
+	wk.cnt.ops.Add(1)
+	if !okWrite {
+		wk.cnt.writesRejected.Add(1)
+	}
+	return okWrite
+}
+
+// call runs one lock call and records it. Calls are not cut short when
+// the run ends (each has the client's own deadline), so that stopping
+// leaves no spurious Unknowns.
+func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, f func(context.Context) Result) Result {
+	rec := wk.w.Recorder
+	call := rec.Now()
+	r := f(context.Background())
+	ret := rec.Now()
+	op := history.Op{Client: wk.cid, Worker: wk.id, Key: key, Kind: kind, Token: token, TTLms: ttl.Milliseconds(),
+		Outcome: r.Outcome, Error: r.Err, Call: call, Return: ret}
+	if kind == history.Acquire && r.Outcome != history.Fail {
+		op.Token, op.Fence, op.HasFence = r.Token, r.Fence, r.HasFence
+	}
+	if r.Undo != nil {
+		wk.recordUndo(op, r)
+		return r
+	}
+	rec.Add(op)
+	wk.cnt.ops.Add(1)
+	if r.Outcome == history.Unknown {
+		wk.cnt.unknown.Add(1)
+		wk.cid = rec.NewClient()
+	}
+	return r
+}
+
+// recordUndo records an acquire that gave the lock back before it
+// returned as what happened: an acquire that held until the release's
+// call, then that release.
+func (wk *worker) recordUndo(acq history.Op, r Result) {
+	rec, u := wk.w.Recorder, r.Undo
+	acq.Outcome, acq.Error, acq.Return = history.OK, "", u.Call
+	acq.Token, acq.Fence, acq.HasFence = r.Token, r.Fence, r.HasFence
+	rec.Add(acq)
+	rel := history.Op{Client: wk.cid, Worker: wk.id, Key: acq.Key, Kind: history.Release, Token: r.Token,
+		Outcome: u.Release.Outcome, Error: u.Release.Err, Call: u.Call, Return: u.Return}
+	rec.Add(rel)
+	wk.cnt.ops.Add(2)
+	if u.Release.Outcome == history.Unknown {
+		wk.cnt.unknown.Add(1)
+		wk.cid = rec.NewClient()
+	}
+}
+
+// sleep waits d or until ctx ends; it says whether the full time passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,204 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Workload is the plain data of one lock workload: Clients workers, each
+// with its own logical client, contend for Keys lock keys. Each worker
+// loops: pick a key, acquire (retrying with jittered backoff), work while
+// extending every TTL/3 and writing to the Resource, release. Unfenced,
+// a holder writes after every step; fenced, it writes once (at the end, or
+// on waking from a stall), because the resource takes each fence only once.
+// The zero value of a field takes the default given beside it.
+type Workload struct {
+	// Client is the client kind (see Kinds), or "external:CMD".
+	Client string
+	// Clients is the number of workers (3); Keys the number of lock keys (2).
+	Clients, Keys int
+	// TTL is the lease every acquire and extend asks for (1 s).
+	TTL time.Duration
+	// Duration bounds the run (until ctx ends when 0).
+	Duration time.Duration
+	// Seed makes every worker's choices reproducible.
+	Seed int64
+	// WorkMin and WorkMax bound a hold's work time (TTL/10 and 2 TTL);
+	// work past the TTL needs the extends.
+	WorkMin, WorkMax time.Duration
+	// StallRate is the share of holds that stall past the TTL without
+	// extending (0.1; negative for none), to provoke expiry under a holder.
+	StallRate float64
+	// AbandonRate is the share of holds left without release, as by a
+	// crashed holder (0.02; negative for none).
+	AbandonRate float64
+	// BackoffMin and BackoffMax bound the jittered pause between acquire
+	// attempts (5 ms and TTL/4).
+	BackoffMin, BackoffMax time.Duration
+	// WriteGap is the unfenced resource's pause between read and write
+	// (TTL/10): wide enough that two holders at once interleave their
+	// read-modify-writes and lose increments, where a double holder of a
+	// few milliseconds would otherwise go unseen by the resource.
+	WriteGap time.Duration
+	// Fenced makes the resource check fences. Kinds that draw fences
+	// (fenced, mutant-fence-outside) turn it on themselves; set it for an
+	// external adapter that draws them.
+	Fenced bool
+	// Recorder collects the history (a new one when nil); pass one to
+	// record fault windows in the same history.
+	Recorder *history.Recorder
+	// Log receives lost locks and client notes; nil discards.
+	Log *slog.Logger
+	// Progress, when set, gets the counters every ProgressEvery (1 s) and
+	// once at the end.
+	Progress      func(Stats)
+	ProgressEvery time.Duration
+}
+
+func (w Workload) withDefaults() Workload {
+	if w.Clients <= 0 {
+		w.Clients = 3
+	}
+	if w.Keys <= 0 {
+		w.Keys = 2
+	}
+	if w.TTL <= 0 {
+		w.TTL = time.Second
+	}
+	if w.WorkMin <= 0 {
+		w.WorkMin = w.TTL / 10
+	}
+	if w.WorkMax <= 0 {
+		w.WorkMax = 2 * w.TTL
+	}
+	if w.StallRate == 0 {
+		w.StallRate = 0.1
+	}
+	if w.AbandonRate == 0 {
+		w.AbandonRate = 0.02
+	}
+	if w.BackoffMin <= 0 {
+		w.BackoffMin = 5 * time.Millisecond
+	}
+	if w.BackoffMax <= 0 {
+		w.BackoffMax = max(w.TTL/4, w.BackoffMin)
+	}
+	if w.WriteGap == 0 {
+		w.WriteGap = w.TTL / 10
+	}
+	if w.Recorder == nil {
+		w.Recorder = history.NewRecorder()
+	}
+	if w.Log == nil {
+		w.Log = slog.New(slog.DiscardHandler)
+	}
+	if w.ProgressEvery <= 0 {
+		w.ProgressEvery = time.Second
+	}
+	return w
+}
+
+// Run runs the workload against the servers cfg reaches until Duration
+// passes or ctx ends, and returns the history with its meta filled. A
+// build that lacks a command the client needs is refused before anything
+// runs, with an *UnsupportedError that says so in one line.
+func (w Workload) Run(ctx context.Context, cfg ClientConfig) (*history.History, error) {
+	w = w.withDefaults()
+	if w.Client == "" {
+		return nil, errors.New("workload: no client kind")
+	}
+	rec := w.Recorder
+	cfg.Clock = rec.Now
+	if cfg.Log == nil {
+		cfg.Log = w.Log
+	}
+	cfg = cfg.withDefaults()
+	if !strings.HasPrefix(w.Client, ExternalPrefix) {
+		if _, ok := registry[w.Client]; !ok {
+			return nil, unknownKind(w.Client)
+		}
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		caps, err := Probe(pctx, cfg.Option)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if err := caps.Check(w.Client, cfg.Server, cfg.Version); err != nil {
+			return nil, err
+		}
+	}
+	clients, err := w.clients(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(clients)
+	res := NewResource(rec, w.Fenced || drawsFences(w.Client), w.WriteGap)
+	w.drive(ctx, clients, res)
+	meta := history.Meta{Server: cfg.Server, Version: cfg.Version, Topology: string(cfg.Topology), Client: clients[0].Name(),
+		Seed: w.Seed, TTLms: w.TTL.Milliseconds(), Clients: w.Clients, Keys: w.Keys, Fenced: res.Fenced()}
+	return rec.History(meta), nil
+}
+
+// clients builds one logical client per worker.
+func (w Workload) clients(cfg ClientConfig) ([]Client, error) {
+	var out []Client
+	for i := range w.Clients {
+		c := cfg
+		c.ID = i
+		cl, err := NewClient(w.Client, c)
+		if err != nil {
+			closeAll(out)
+			return nil, fmt.Errorf("workload: client %d: %w", i, err)
+		}
+		out = append(out, cl)
+	}
+	return out, nil
+}
+
+func closeAll(clients []Client) {
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Go(func() { c.Close() })
+	}
+	wg.Wait()
+}
+
+// drive runs the workers and the progress ticker until the run ends.
+func (w Workload) drive(ctx context.Context, clients []Client, res *Resource) {
+	if w.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.Duration)
+		defer cancel()
+	}
+	var cnt counters
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wk := &worker{id: i, client: c, cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i)}
+		wg.Go(func() { wk.run(ctx) })
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tick := time.NewTicker(w.ProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			if w.Progress != nil {
+				w.Progress(cnt.snapshot(time.Since(start), clients))
+			}
+			return
+		case <-tick.C:
+			if w.Progress != nil {
+				w.Progress(cnt.snapshot(time.Since(start), clients))
+			}
+		}
+	}
+}

@@ -1,0 +1,109 @@
+// Suite safety runs lock workloads under faults on real servers and holds
+// the expected verdicts: the article's failover race is found, a fenced
+// client keeps the resource safe, every mutant is caught by the check its
+// bug breaks. Labels: build, topology, client, fault, and "quick" for the
+// slice make test runs.
+package safety_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/suites"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+func TestSafety(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "safety")
+}
+
+var (
+	eng       *topology.Engine
+	available = map[string]suites.Available{}
+)
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	topology.Defaults()
+	var err error
+	eng, err = topology.Connect(ctx, nil)
+	Expect(err).NotTo(HaveOccurred(), "the suites need a Docker engine")
+	for _, a := range suites.ObtainAll(ctx, eng, GinkgoWriter) {
+		available[a.Build.Name] = a
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(eng.RemoveStarted(ctx)).To(Succeed())
+		eng.Close()
+	}, NodeTimeout(time.Minute))
+}, NodeTimeout(20*time.Minute))
+
+// scenario is one safety run's plain data.
+type scenario struct {
+	build    string
+	kind     topology.Kind
+	client   string
+	faults   []scenarios.Fault
+	duration time.Duration
+	ttl      time.Duration
+	seed     int64
+	clients  int
+	keys     int
+	workload func(*scenarios.Workload)
+}
+
+// run starts the scenario's topology, runs the workload with its faults,
+// and checks the history; the history and result are kept as report
+// entries and, with LOCKCHECK_SUITE_OUT set, as files.
+func run(ctx context.Context, s scenario) (*history.History, *checker.Result) {
+	a := available[s.build]
+	if a.Image == "" {
+		Skip("unavailable: " + a.Reason)
+	}
+	t, err := topology.Start(ctx, eng, a.Build, a.Image, s.kind, topology.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) { Expect(t.Terminate(ctx)).To(Succeed()) }, NodeTimeout(time.Minute))
+	w := scenarios.Workload{Client: s.client, Duration: s.duration, TTL: s.ttl, Seed: s.seed, Clients: s.clients, Keys: s.keys}
+	if s.workload != nil {
+		s.workload(&w)
+	}
+	res, err := scenarios.Chaos{Workload: w, Faults: s.faults}.Run(ctx, t)
+	Expect(err).NotTo(HaveOccurred())
+	h := res.History
+	result, err := checker.Run(ctx, h, checker.Options{AllowDoubleHolders: h.Meta.Fenced})
+	Expect(err).NotTo(HaveOccurred())
+	AddReportEntry("verdict", string(result.Verdict)+": "+result.Summary)
+	for _, n := range res.Notes {
+		AddReportEntry("note", n)
+	}
+	if dir := os.Getenv("LOCKCHECK_SUITE_OUT"); dir != "" {
+		name := strings.NewReplacer(" ", "_", "/", "_").Replace(strings.Join(CurrentSpecReport().Labels(), "-"))
+		Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+		Expect(h.Save(filepath.Join(dir, name+".history.json"))).To(Succeed())
+	}
+	return h, result
+}
+
+// check returns a named check of a result.
+func check(r *checker.Result, name string) checker.Check {
+	c, ok := r.Check(name)
+	Expect(ok).To(BeTrue(), "the result has no %s check", name)
+	return c
+}
+
+func labels(s scenario, extra ...string) Labels {
+	l := Labels{s.build, string(s.kind), s.client}
+	for _, f := range s.faults {
+		l = append(l, f.Name())
+	}
+	return append(l, extra...)
+}
