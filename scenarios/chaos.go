@@ -23,6 +23,8 @@ type Chaos struct {
 	Log *slog.Logger
 	// Injected, when set, is told each fault as it ends.
 	Injected func(Event, error)
+	// StderrDir keeps external adapters' stderr (the run's folder).
+	StderrDir string
 }
 
 // ChaosResult is what a run produced.
@@ -73,7 +75,9 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 			}
 		})
 	})
-	h, err := w.Run(ctx, ConfigFor(t))
+	cfg := ConfigFor(t)
+	cfg.StderrDir = c.StderrDir
+	h, err := w.Run(ctx, cfg)
 	stopFaults()
 	wg.Wait()
 	if err != nil {

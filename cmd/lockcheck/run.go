@@ -28,6 +28,8 @@ type runFlags struct {
 	clients  int
 	keys     int
 	ttl      time.Duration
+	workMin  time.Duration
+	workMax  time.Duration
 	out      string
 }
 
@@ -37,9 +39,11 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(scenarios.FaultNames(), ", "))
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "how long the workload runs")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for the workload's choices and the fault schedule (0: pick one and print it)")
-	fs.IntVar(&f.clients, "clients", 4, "logical clients")
-	fs.IntVar(&f.keys, "keys", 2, "lock keys")
-	fs.DurationVar(&f.ttl, "ttl", 5*time.Second, "lease asked for by every acquire and extend; longer than a failover, so a lost lock shows")
+	fs.IntVar(&f.clients, "clients", 6, "logical clients")
+	fs.IntVar(&f.keys, "keys", 1, "lock keys (few keys, many clients: every lock is contended)")
+	fs.DurationVar(&f.ttl, "ttl", 15*time.Second, "lease asked for by every acquire and extend; longer than a failover, so a lock lost with a primary is still believed held when the new primary hands it out")
+	fs.DurationVar(&f.workMin, "work-min", 0, "shortest work while holding (default TTL/5: longer than a failover)")
+	fs.DurationVar(&f.workMax, "work-max", 0, "longest work while holding (default 2 TTL/5: before the first extend at TTL/3, mostly; some holds stall past the TTL)")
 	fs.StringVar(&f.out, "out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>)")
 }
 
@@ -92,6 +96,15 @@ func (rf *runFlags) check(stderr io.Writer) ([]scenarios.Fault, int) {
 		}
 		faults = append(faults, f)
 	}
+	if rf.workMin <= 0 {
+		rf.workMin = rf.ttl / 5
+	}
+	if rf.workMax <= 0 {
+		rf.workMax = 2 * rf.ttl / 5
+	}
+	if rf.workMax < rf.workMin {
+		return nil, fail(stderr, "--work-max %s is shorter than --work-min %s", rf.workMax, rf.workMin)
+	}
 	if rf.seed == 0 {
 		rf.seed = time.Now().UnixNano() % 1_000_000_000
 	}
@@ -114,11 +127,13 @@ func chaosRun(ctx context.Context, t *topology.Topology, rf runFlags, faults []s
 	injected := 0
 	chaos := scenarios.Chaos{
 		Workload: scenarios.Workload{Client: rf.client, Clients: rf.clients, Keys: rf.keys, TTL: rf.ttl, Duration: rf.duration, Seed: rf.seed, Recorder: rec,
+			WorkMin: rf.workMin, WorkMax: rf.workMax,
 			Log: fileLogger(filepath.Join(out, "run.log"))},
-		Faults:   faults,
-		AOF:      rf.aof,
-		Log:      fileLogger(filepath.Join(out, "run.log")),
-		Injected: func(scenarios.Event, error) { injected++ },
+		Faults:    faults,
+		AOF:       rf.aof,
+		StderrDir: out,
+		Log:       fileLogger(filepath.Join(out, "run.log")),
+		Injected:  func(scenarios.Event, error) { injected++ },
 	}
 	stopProgress := progressLine(ctx, stderr, rec, &injected)
 	res, err := chaos.Run(ctx, t)
