@@ -1,7 +1,6 @@
 // The lead removes this constraint together with check_tmp.go, the stub
 // that declares runCheck until then; both at once keep the build whole.
 
-
 package main
 
 import (
