@@ -1,8 +1,8 @@
 package compat
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
