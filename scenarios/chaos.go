@@ -25,6 +25,9 @@ type Chaos struct {
 	Injected func(Event, error)
 	// StderrDir keeps external adapters' stderr (the run's folder).
 	StderrDir string
+	// Configure, when set, adjusts the clients' configuration (a test
+	// knob such as FenceGap).
+	Configure func(*ClientConfig)
 }
 
 // ChaosResult is what a run produced.
@@ -77,6 +80,9 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	})
 	cfg := ConfigFor(t)
 	cfg.StderrDir = c.StderrDir
+	if c.Configure != nil {
+		c.Configure(&cfg)
+	}
 	h, err := w.Run(ctx, cfg)
 	stopFaults()
 	wg.Wait()

@@ -87,6 +87,8 @@ type ClientConfig struct {
 	// FenceGap is a pause between SET and INCR in mutant-fence-outside,
 	// standing in for a GC pause or a slow network; 0 in ordinary runs.
 	FenceGap time.Duration
+	// FenceGapRandom makes half of those pauses FenceGap and half none.
+	FenceGapRandom bool
 	// StderrDir keeps each external adapter's stderr (default: a new
 	// temporary folder).
 	StderrDir string

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -10,17 +11,23 @@ import (
 
 // fenceOutside draws the fence with an INCR after the SET instead of inside
 // one MULTI. A client that pauses between the two (gap stands in for the
-// pause) can lose the lock meanwhile and still draw a bigger fence than the
-// client that took over, so the resource accepts the stale holder.
-func fenceOutside(gap, timeout time.Duration) acquireStep {
+// pause; with random, half the acquisitions pause for gap and half do not:
+// uneven pauses are what reorder fences in a running workload) can lose the lock
+// meanwhile and still draw a bigger fence than the client that took over,
+// so the resource accepts the stale holder.
+func fenceOutside(gap time.Duration, random bool, timeout time.Duration) acquireStep {
 	return func(ctx context.Context, c valkey.CommandClient, key, token string, ttl time.Duration) Result {
 		r := setNX(ctx, c, key, token, ttl)
 		if r.Outcome != history.OK {
 			return r
 		}
 		if gap > 0 {
+			pause := gap
+			if random && rand.IntN(2) == 0 {
+				pause = 0
+			}
 			select {
-			case <-time.After(gap):
+			case <-time.After(pause):
 			case <-ctx.Done():
 			}
 		}

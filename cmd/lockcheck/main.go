@@ -28,6 +28,7 @@ func commands() []command {
 		{"up", "start a topology and keep it up until interrupted", runUp},
 		{"run", "run a lock workload with faults on a seeded schedule and check its history", runRun},
 		{"compat", "observe every lock command on every build and topology; writes a matrix", runCompat},
+		{"matrix", "run every client × fault on every build × topology; writes index.html, matrix.json, junit.xml", runMatrix},
 		{"check", "re-check a saved run folder offline", runCheck},
 	}
 }

@@ -49,16 +49,17 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 // scenario is one safety run's plain data.
 type scenario struct {
-	build    string
-	kind     topology.Kind
-	client   string
-	faults   []scenarios.Fault
-	duration time.Duration
-	ttl      time.Duration
-	seed     int64
-	clients  int
-	keys     int
-	workload func(*scenarios.Workload)
+	build     string
+	kind      topology.Kind
+	client    string
+	faults    []scenarios.Fault
+	duration  time.Duration
+	ttl       time.Duration
+	seed      int64
+	clients   int
+	keys      int
+	workload  func(*scenarios.Workload)
+	configure func(*scenarios.ClientConfig)
 }
 
 // run starts the scenario's topology, runs the workload with its faults,
@@ -76,7 +77,7 @@ func run(ctx context.Context, s scenario) (*history.History, *checker.Result) {
 	if s.workload != nil {
 		s.workload(&w)
 	}
-	res, err := scenarios.Chaos{Workload: w, Faults: s.faults}.Run(ctx, t)
+	res, err := scenarios.Chaos{Workload: w, Faults: s.faults, Configure: s.configure}.Run(ctx, t)
 	Expect(err).NotTo(HaveOccurred())
 	h := res.History
 	result, err := checker.Run(ctx, h, checker.Options{AllowDoubleHolders: h.Meta.Fenced})
