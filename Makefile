@@ -11,7 +11,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit suites bench clean
+.PHONY: all setup images build run test unit safety bench clean
 
 all: build
 
@@ -28,7 +28,6 @@ build:
 # packages; images built before are reused.
 images: setup build
 	$(BIN) images --build
-	$(BIN) images
 
 run: images
 	./scripts/run.sh $(BIN) $(OUT)
@@ -37,12 +36,19 @@ run: images
 unit:
 	$(GO) test -count=1 ./history/... ./topology/... ./checker/... ./reports/... ./cmd/...
 
-# test runs every package: unit tests, then the Ginkgo suites against real
+# test runs every package: unit tests, the topology and compat suites, and
+# the quick slice of the safety suite (label "quick"), all against real
 # servers. Packages run one at a time: the suites time failovers, and two
 # suites on two cores would skew each other's timing.
 test: images
 	$(GO) vet ./...
-	$(GO) test -count=1 -p 1 -timeout 80m ./...
+	$(GO) test -count=1 -p 1 -timeout 60m $$($(GO) list ./... | grep -v /suites/safety)
+	$(GO) test -count=1 -timeout 30m ./suites/safety -ginkgo.label-filter=quick
+
+# safety runs the whole safety suite: the quick slice, the real libraries,
+# every fault on every topology where it fits.
+safety: images
+	$(GO) test -count=1 -timeout 90m ./suites/safety -ginkgo.v
 
 bench: images
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./topology/

@@ -58,7 +58,7 @@ func (e FaultEnv) openWindow(name string, target *topology.Node, detail string) 
 
 // Faults lists every fault by name, in a fixed order.
 func Faults() []Fault {
-	return []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush}
+	return []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion}
 }
 
 // FaultNames lists the fault names.

@@ -40,6 +40,13 @@ type Options struct {
 	HealthTimeout time.Duration
 	// ServerConfig lines are appended to every server's configuration.
 	ServerConfig []string
+	// NodeImages runs some nodes (by name: n1) on another image of the
+	// same family: an older replica under newer clients, as in a rolling
+	// upgrade.
+	NodeImages map[string]string
+	// NodeConfig lines are appended to one node's configuration (by name),
+	// e.g. replica-priority 0 so Sentinel never promotes it.
+	NodeConfig map[string][]string
 }
 
 func (o Options) withDefaults() Options {

@@ -278,7 +278,14 @@ func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel
 		env["LD_PRELOAD"] = shimPath
 	}
 	netName := t.net.Name
-	c, err := tc.Run(ctx, t.Image,
+	image := t.Image
+	if img, ok := t.opts.NodeImages[name]; ok {
+		image = img
+	}
+	if extra := t.opts.NodeConfig[name]; len(extra) > 0 {
+		conf += strings.Join(extra, "\n") + "\n"
+	}
+	c, err := tc.Run(ctx, image,
 		tc.WithName("lockcheck-"+t.RunID+"-"+name),
 		tc.WithLabels(t.labels(name)),
 		tc.WithEntrypoint("/bin/sh", "-c"),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/lockcheck/lockcheck/topology"
@@ -61,7 +62,8 @@ func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fmt.Fprintln(tw, "BUILD\tVERSION\tIMAGE\tSTATUS")
 	for _, b := range builds {
 		img := eng.Resolve(ctx, b, src)
-		version := b.Version
+		// "9.2|9.1.24*" reads "9.2 or 9.1.24x".
+		version := strings.NewReplacer("|", " or ", "*", "x").Replace(b.Version)
 		if img.Package != "" {
 			version = img.Package
 		} else if b.Debian != nil && img.Status == topology.Buildable {

@@ -60,6 +60,7 @@ type scenario struct {
 	keys      int
 	workload  func(*scenarios.Workload)
 	configure func(*scenarios.ClientConfig)
+	topo      topology.Options
 }
 
 // run starts the scenario's topology, runs the workload with its faults,
@@ -70,7 +71,7 @@ func run(ctx context.Context, s scenario) (*history.History, *checker.Result) {
 	if a.Image == "" {
 		Skip("unavailable: " + a.Reason)
 	}
-	t, err := topology.Start(ctx, eng, a.Build, a.Image, s.kind, topology.Options{})
+	t, err := topology.Start(ctx, eng, a.Build, a.Image, s.kind, s.topo)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) { Expect(t.Terminate(ctx)).To(Succeed()) }, NodeTimeout(time.Minute))
 	w := scenarios.Workload{Client: s.client, Duration: s.duration, TTL: s.ttl, Seed: s.seed, Clients: s.clients, Keys: s.keys}
