@@ -21,24 +21,7 @@ func TestCompat(t *testing.T) {
 	RunSpecs(t, "compat")
 }
 
-var (
-	eng       *topology.Engine
-	available = map[string]suites.Available{}
-)
-
-var _ = BeforeSuite(func(ctx SpecContext) {
-	topology.Defaults()
-	var err error
-	eng, err = topology.Connect(ctx, nil)
-	Expect(err).NotTo(HaveOccurred(), "the suites need a Docker engine")
-	for _, a := range suites.ObtainAll(ctx, eng, GinkgoWriter) {
-		available[a.Build.Name] = a
-	}
-	DeferCleanup(func(ctx SpecContext) {
-		Expect(eng.RemoveStarted(ctx)).To(Succeed())
-		eng.Close()
-	}, NodeTimeout(time.Minute))
-}, NodeTimeout(20*time.Minute))
+var env = suites.Setup()
 
 var _ = Describe("lock commands", func() {
 	for _, b := range topology.Builds() {
@@ -46,13 +29,7 @@ var _ = Describe("lock commands", func() {
 			Context(b.Name+" "+string(kind), Ordered, Label(suites.BuildLabel(b), suites.KindLabel(kind)), func() {
 				cells := map[string]compat.Cell{}
 				BeforeAll(func(ctx SpecContext) {
-					a := available[b.Name]
-					if a.Image == "" {
-						Skip("unavailable: " + a.Reason)
-					}
-					t, err := topology.Start(ctx, eng, b, a.Image, kind, compat.Options())
-					Expect(err).NotTo(HaveOccurred())
-					DeferCleanup(func(ctx SpecContext) { Expect(t.Terminate(ctx)).To(Succeed()) }, NodeTimeout(time.Minute))
+					t := env.Start(ctx, b.Name, kind, compat.Options())
 					observed, err := compat.Observe(ctx, t, GinkgoWriter)
 					Expect(err).NotTo(HaveOccurred())
 					for _, c := range observed {

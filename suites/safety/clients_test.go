@@ -37,7 +37,7 @@ var _ = Describe("a rolling upgrade caught half way", func() {
 	s := scenario{build: newest, kind: topology.Sentinel, client: "native", faults: []scenarios.Fault{scenarios.MixedVersion},
 		duration: 25 * time.Second, ttl: 2 * time.Second, seed: 17, clients: 4, keys: 1}
 	It("shows DELIFEQ on a promoted 8.1 replica as an unknown-command error and a lost release", labels(s, "valkey-8.1", "quick"), func(ctx SpecContext) {
-		old := available["valkey-8.1"]
+		old := env.Available["valkey-8.1"]
 		if old.Image == "" {
 			Skip("unavailable: " + old.Reason)
 		}

@@ -28,24 +28,7 @@ func TestSafety(t *testing.T) {
 	RunSpecs(t, "safety")
 }
 
-var (
-	eng       *topology.Engine
-	available = map[string]suites.Available{}
-)
-
-var _ = BeforeSuite(func(ctx SpecContext) {
-	topology.Defaults()
-	var err error
-	eng, err = topology.Connect(ctx, nil)
-	Expect(err).NotTo(HaveOccurred(), "the suites need a Docker engine")
-	for _, a := range suites.ObtainAll(ctx, eng, GinkgoWriter) {
-		available[a.Build.Name] = a
-	}
-	DeferCleanup(func(ctx SpecContext) {
-		Expect(eng.RemoveStarted(ctx)).To(Succeed())
-		eng.Close()
-	}, NodeTimeout(time.Minute))
-}, NodeTimeout(20*time.Minute))
+var env = suites.Setup()
 
 // scenario is one safety run's plain data.
 type scenario struct {
@@ -67,13 +50,7 @@ type scenario struct {
 // and checks the history; the history and result are kept as report
 // entries and, with LOCKCHECK_SUITE_OUT set, as files.
 func run(ctx context.Context, s scenario) (*history.History, *checker.Result) {
-	a := available[s.build]
-	if a.Image == "" {
-		Skip("unavailable: " + a.Reason)
-	}
-	t, err := topology.Start(ctx, eng, a.Build, a.Image, s.kind, s.topo)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx SpecContext) { Expect(t.Terminate(ctx)).To(Succeed()) }, NodeTimeout(time.Minute))
+	t := env.Start(ctx, s.build, s.kind, s.topo)
 	w := scenarios.Workload{Client: s.client, Duration: s.duration, TTL: s.ttl, Seed: s.seed, Clients: s.clients, Keys: s.keys}
 	if s.workload != nil {
 		s.workload(&w)

@@ -31,13 +31,7 @@ func recorded(rec *history.Recorder, worker int, kind history.Kind, key string, 
 var _ = Describe("mutant-fence-outside, scripted", func() {
 	s := scenario{build: newest, kind: topology.Standalone, client: "mutant-fence-outside"}
 	It("is caught by the fence check: a write accepted over the current holder with a bigger fence", labels(s, "mutant", "quick"), func(ctx SpecContext) {
-		a := available[s.build]
-		if a.Image == "" {
-			Skip("unavailable: " + a.Reason)
-		}
-		t, err := topology.Start(ctx, eng, a.Build, a.Image, s.kind, topology.Options{})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func(ctx SpecContext) { Expect(t.Terminate(ctx)).To(Succeed()) }, NodeTimeout(time.Minute))
+		t := env.Start(ctx, s.build, s.kind, topology.Options{})
 
 		rec := history.NewRecorder()
 		res := scenarios.NewResource(rec, true, 0)

@@ -24,7 +24,7 @@ var _ = Describe("every build in every topology", func() {
 			It("starts healthy and reports its version", Label(suites.BuildLabel(b), suites.KindLabel(kind), suites.Health), func(ctx SpecContext) {
 				t := startTopology(ctx, b, kind)
 				Expect(b.VersionMatches(t.Version)).To(BeTrue(), "reported %s", t.Version)
-				if b.Debian != nil && available[b.Name].Image != b.Official {
+				if b.Debian != nil && env.Available[b.Name].Image != b.Official {
 					Expect(t.Version).To(Equal(b.Debian.Upstream))
 				}
 				roles := map[topology.Role]int{}

@@ -1,0 +1,55 @@
+package suites
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// Env is what every suite shares: the Docker engine and each build's image
+// or the reason it has none.
+type Env struct {
+	Engine    *topology.Engine
+	Available map[string]Available
+}
+
+// Setup registers the suite-level setup every suite needs: connect to the
+// engine, obtain the images (building the offline ones), and at the end
+// remove whatever this suite's specs left behind, and nothing else.
+func Setup() *Env {
+	env := &Env{Available: map[string]Available{}}
+	BeforeSuite(func(ctx SpecContext) {
+		topology.Defaults()
+		var err error
+		env.Engine, err = topology.Connect(ctx, nil)
+		Expect(err).NotTo(HaveOccurred(), "the suites need a Docker engine")
+		for _, a := range ObtainAll(ctx, env.Engine, GinkgoWriter) {
+			env.Available[a.Build.Name] = a
+			if a.Image == "" {
+				AddReportEntry("unavailable "+a.Build.Name, a.Reason)
+			}
+		}
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(env.Engine.RemoveStarted(ctx)).To(Succeed())
+			env.Engine.Close()
+		}, NodeTimeout(time.Minute))
+	}, NodeTimeout(20*time.Minute))
+	return env
+}
+
+// Start starts kind on a build for the current spec (or Ordered container)
+// and removes it afterwards; an unavailable build skips with its reason.
+func (e *Env) Start(ctx context.Context, build string, kind topology.Kind, opts topology.Options) *topology.Topology {
+	a := e.Available[build]
+	if a.Image == "" {
+		Skip("unavailable: " + a.Reason)
+	}
+	t, err := topology.Start(ctx, e.Engine, a.Build, a.Image, kind, opts)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) { Expect(t.Terminate(ctx)).To(Succeed()) }, NodeTimeout(time.Minute))
+	return t
+}
