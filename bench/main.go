@@ -1,0 +1,148 @@
+// Command bench measures lockcheck on the machine it runs on and writes
+// bench/results.md and bench/results.json: start-up, failover, workload
+// throughput, checker speed, time to the first double holder and peak
+// memory, each next to a reference measured in the same run (a bare docker
+// run, the configured detection timeout, valkey-benchmark, porcupine
+// alone). It is a table, not a test: nothing passes or fails.
+//
+//	go run ./bench                  the full run (make bench), about 15-20 min
+//	go run ./bench -quick           1 repetition, short durations (~3 min)
+//	go run ./bench -only checker    one section (startup, failover,
+//	                                throughput, checker, race, memory)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the program's flags.
+type config struct {
+	quick   bool
+	runs    int
+	seeds   int
+	only    string
+	server  string
+	out     string
+	clients int
+	// throughput and memory workloads
+	tpDuration  time.Duration
+	benchN      int
+	memDuration time.Duration
+	// checker sizes and porcupine's caps
+	checkerKeys  int
+	sizes        []int
+	porcTimeout  time.Duration
+	porcMemMB    int
+	raceDuration time.Duration
+
+	// child runs one measurement in a process of its own (porcupine,
+	// memory): set by the parent, not by users.
+	child string
+	ops   int
+	image string
+}
+
+func (c *config) register(fs *flag.FlagSet) {
+	fs.BoolVar(&c.quick, "quick", false, "tiny parameters to try the program: 1 repetition, 1 seed, short durations, checker sizes divided by 10")
+	fs.IntVar(&c.runs, "runs", 3, "repetitions of each measurement (the median is reported)")
+	fs.IntVar(&c.seeds, "seeds", 4, "seeded kill-primary runs per topology for the time to the first double holder")
+	fs.StringVar(&c.only, "only", "", "comma-separated sections to run (startup, failover, throughput, checker, race, memory); default all")
+	fs.StringVar(&c.server, "server", "", "server build (default: the newest Valkey build whose image is present)")
+	fs.StringVar(&c.out, "out", "bench", "folder for results.md and results.json")
+	fs.IntVar(&c.clients, "clients", 8, "clients of the throughput workload and of valkey-benchmark")
+	fs.DurationVar(&c.tpDuration, "throughput-duration", 10*time.Second, "length of each throughput workload run")
+	fs.IntVar(&c.benchN, "benchmark-requests", 200_000, "valkey-benchmark -n")
+	fs.DurationVar(&c.memDuration, "memory-duration", 2*time.Minute, "length of the run whose peak memory is extrapolated to 10 minutes")
+	fs.IntVar(&c.checkerKeys, "checker-keys", 10, "keys of the generated checker histories (5 clients per key)")
+	fs.DurationVar(&c.porcTimeout, "porcupine-timeout", 60*time.Second, "porcupine alone gives up after this long")
+	fs.IntVar(&c.porcMemMB, "porcupine-mem-mb", 4096, "porcupine alone is stopped when its process's RSS passes this many MiB")
+	fs.DurationVar(&c.raceDuration, "race-duration", 60*time.Second, "longest kill-primary run when looking for a double holder")
+	fs.StringVar(&c.child, "child", "", "internal: run one measurement in this process (porcupine, memory)")
+	fs.IntVar(&c.ops, "child-ops", 0, "internal: operations of the porcupine child's history")
+	fs.StringVar(&c.image, "child-image", "", "internal: image of the memory child's topology")
+}
+
+// apply turns -quick into its parameters; explicit flags other than -quick
+// keep their defaults' meaning.
+func (c *config) apply() {
+	c.sizes = []int{10_000, 100_000, 1_000_000}
+	if !c.quick {
+		return
+	}
+	c.runs, c.seeds = 1, 1
+	c.tpDuration = 3 * time.Second
+	c.benchN = 20_000
+	c.memDuration = 10 * time.Second
+	c.porcTimeout = 10 * time.Second
+	c.raceDuration = 20 * time.Second
+	c.sizes = []int{1_000, 10_000, 100_000}
+}
+
+func (c *config) wants(section string) bool {
+	if c.only == "" {
+		return true
+	}
+	for _, s := range strings.Split(c.only, ",") {
+		if strings.TrimSpace(s) == section {
+			return true
+		}
+	}
+	return false
+}
+
+func main() {
+	fs := flag.NewFlagSet("bench", flag.ExitOnError)
+	var cfg config
+	cfg.register(fs)
+	fs.Parse(os.Args[1:])
+	cfg.apply()
+	ctx, stop := interrupted(os.Stderr)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var err error
+	switch cfg.child {
+	case "":
+		err = run(ctx, cfg, log)
+	case "porcupine":
+		err = porcupineChild(ctx, cfg, os.Stdout)
+	case "memory":
+		err = memoryChild(ctx, cfg, log, os.Stdout)
+	default:
+		err = fmt.Errorf("unknown -child %q", cfg.child)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// interrupted is a context that ends on the first Ctrl-C or SIGTERM.
+// Later signals are caught too, so that the cleanup that follows the first
+// one is not cut short.
+func interrupted(w io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		n := 0
+		for range sig {
+			if n == 0 {
+				fmt.Fprintln(w, "bench: interrupted: removing what it started, please wait")
+				cancel()
+			} else {
+				fmt.Fprintln(w, "bench: still cleaning up")
+			}
+			n++
+		}
+	}()
+	return ctx, func() { signal.Stop(sig); cancel() }
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// raceOutcome is one seeded kill-primary run.
+type raceOutcome struct {
+	seed int64
+	// found: a double holder; after is its start minus the first
+	// kill-primary window's start.
+	found bool
+	after time.Duration
+	ran   time.Duration
+	err   error
+}
+
+// raceSection runs the unfenced native client under kill-primary with
+// lockcheck run's defaults, seeds 1..n per topology, each on a fresh
+// topology for up to race-duration, and stops a run early once a double
+// holder is certain.
+func (b *bench) raceSection(ctx context.Context) error {
+	var errs []error
+	for _, k := range failoverKinds {
+		var outs []raceOutcome
+		for seed := int64(1); seed <= int64(b.cfg.seeds); seed++ {
+			if ctx.Err() != nil {
+				break
+			}
+			o := b.raceOnce(ctx, k, seed)
+			if o.err != nil {
+				errs = append(errs, o.err)
+			}
+			b.log.Info("race run", "kind", k, "seed", seed, "found", o.found, "after_ms", o.after.Milliseconds(), "ran", o.ran.Round(time.Second), "err", o.err)
+			outs = append(outs, o)
+		}
+		b.raceRows(k, outs)
+	}
+	return errors.Join(errs...)
+}
+
+func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceOutcome {
+	o := raceOutcome{seed: seed}
+	t, err := b.start(ctx, k)
+	if err != nil {
+		o.err = err
+		return o
+	}
+	defer b.stop(ctx, t)
+	const ttl = 15 * time.Second
+	rec := history.NewRecorder()
+	chaos := scenarios.Chaos{
+		Workload: scenarios.Workload{Client: "native", Clients: 6, Keys: 1, TTL: ttl, Duration: b.cfg.raceDuration, Seed: seed,
+			WorkMin: ttl / 5, WorkMax: 2 * ttl / 5, Recorder: rec},
+		Faults: []scenarios.Fault{scenarios.KillPrimary},
+		Log:    b.log.With("kind", k, "seed", seed),
+	}
+	rctx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watchDoubleHolder(rctx, rec, stopRun)
+	}()
+	res, err := chaos.Run(rctx, t)
+	stopRun()
+	<-watched
+	o.ran = time.Duration(rec.Now())
+	if err != nil {
+		o.err = fmt.Errorf("%s seed %d: %w", k, seed, err)
+		return o
+	}
+	for _, n := range res.Notes {
+		b.log.Warn("fault note", "kind", k, "seed", seed, "note", n)
+	}
+	o.found, o.after, o.err = firstDoubleHolder(ctx, res.History)
+	if o.err != nil {
+		o.err = fmt.Errorf("%s seed %d: %w", k, seed, o.err)
+	}
+	return o
+}
+
+// watchDoubleHolder checks the history so far every 2 s and ends the run
+// once a double holder started more than 3 s before the snapshot: a lock
+// call lasts at most the client's 1 s timeout, so by then every release
+// that could explain it away has been recorded.
+func watchDoubleHolder(ctx context.Context, rec *history.Recorder, stop func()) {
+	for sleepCtx(ctx, 2*time.Second) == nil {
+		h := rec.History(history.Meta{})
+		res, err := checker.Run(ctx, h, checker.Options{Skip: []string{checker.Linearizability}, MaxFindings: math.MaxInt32})
+		if err != nil {
+			continue
+		}
+		c, _ := res.Check(checker.DoubleHolder)
+		for _, f := range c.Findings {
+			if f.Start < h.Meta.DurationNs-int64(3*time.Second) {
+				stop()
+				return
+			}
+		}
+	}
+}
+
+// firstDoubleHolder checks the finished history and returns the first
+// double holder's start after the first kill-primary window's start.
+func firstDoubleHolder(ctx context.Context, h *history.History) (bool, time.Duration, error) {
+	kill := int64(-1)
+	for _, f := range h.Faults {
+		if f.Name == scenarios.KillPrimary.Name() && (kill < 0 || f.Start < kill) {
+			kill = f.Start
+		}
+	}
+	res, err := checker.Run(ctx, h, checker.Options{Skip: []string{checker.Linearizability}, MaxFindings: math.MaxInt32})
+	if err != nil {
+		return false, 0, fmt.Errorf("check: %w", err)
+	}
+	c, _ := res.Check(checker.DoubleHolder)
+	first := int64(-1)
+	for _, f := range c.Findings {
+		if f.Kind == "double_holder" && (first < 0 || f.Start < first) {
+			first = f.Start
+		}
+	}
+	switch {
+	case first < 0:
+		return false, 0, nil
+	case kill < 0:
+		return true, 0, errors.New("a double holder but no kill-primary window in the history")
+	}
+	return true, time.Duration(first - kill), nil
+}
+
+func (b *bench) raceRows(k topology.Kind, outs []raceOutcome) {
+	var xs []float64
+	found := 0
+	var errs []string
+	for _, o := range outs {
+		if o.err != nil {
+			errs = append(errs, o.err.Error())
+			if !o.found {
+				continue // a run that did not run says nothing
+			}
+		}
+		if o.found {
+			found++
+			xs = append(xs, ms(o.after))
+		} else {
+			xs = append(xs, math.Inf(1))
+		}
+	}
+	ref := b.failover[k]
+	refName := fmt.Sprintf("failover time, %s (kill to first acquire on the new primary, this run's failover row)", k)
+	if ref == 0 {
+		ref = math.NaN()
+		refName += "; not measured: the failover section did not run"
+	}
+	setup := fmt.Sprintf("native client, kill-primary, TTL 15 s, 6 clients, 1 key, work 3-6 s (lockcheck run's defaults), seeds 1-%d, up to %s each, stopped early once a double holder was certain", b.cfg.seeds, b.cfg.raceDuration)
+	measure := "time = first double_holder finding's start minus the first kill-primary window's start (the window opens when replication is cut, before the kill)"
+	for _, p := range []struct {
+		label string
+		q     float64
+	}{{"median", 0.5}, {"90th percentile", 0.9}} {
+		v := percentile(xs, p.q)
+		if p.q == 0.5 {
+			v = median(xs)
+		}
+		notes := []string{}
+		if len(xs) > 0 {
+			notes = append(notes, fmtValues(xs, "ms (none: no double holder within the run)"))
+		}
+		if math.IsInf(v, 1) {
+			notes = append(notes, "not measured: at this rank the run found no double holder within "+b.cfg.raceDuration.String())
+		}
+		if p.q == 0.9 {
+			notes = append(notes, fmt.Sprintf("nearest rank over %d runs", len(xs)))
+		}
+		notes = append(notes, setup, measure)
+		notes = append(notes, errs...)
+		b.add(Row{Name: fmt.Sprintf("time to first double holder, %s, %s", k, p.label), Unit: "ms", Value: num(v), Runs: len(xs), section: secRace,
+			Reference: refName, ReferenceValue: num(ref), Note: strings.Join(notes, "; ")}.withRatio())
+	}
+	share := math.NaN()
+	if len(xs) > 0 {
+		share = float64(found) / float64(len(xs))
+	}
+	notes := []string{fmt.Sprintf("%d of %d runs found a double holder within %s", found, len(xs), b.cfg.raceDuration), setup}
+	notes = append(notes, errs...)
+	b.add(Row{Name: fmt.Sprintf("runs with a double holder, %s", k), Unit: "share of runs", Value: num(share), Runs: len(xs), section: secRace,
+		Reference: "none (a share has no floor)", Note: strings.Join(notes, "; ")})
+}

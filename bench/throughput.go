@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// opBound is the throughput workload: the native client with history
+// recording, work, backoff and the resource's gap all but gone, so that the
+// workers spend their time on lock calls. One key per client keeps
+// contention, and so refused acquires, low.
+func opBound(cfg config, seed int64, d time.Duration, rec *history.Recorder) scenarios.Workload {
+	return scenarios.Workload{
+		Client: "native", Clients: cfg.clients, Keys: cfg.clients, TTL: time.Second, Duration: d, Seed: seed,
+		WorkMin: time.Microsecond, WorkMax: 2 * time.Microsecond,
+		StallRate: -1, AbandonRate: -1,
+		BackoffMin: 100 * time.Microsecond, BackoffMax: time.Millisecond,
+		WriteGap: -1, Recorder: rec,
+	}
+}
+
+const opBoundNote = "native client, %d clients on %d keys, TTL 1 s, work 1-2 µs, no stalls or abandons, backoff 0.1-1 ms, no resource gap"
+
+// throughputSection runs the op-bound workload and valkey-benchmark's SET
+// with the same number of clients on one standalone node, alternating.
+func (b *bench) throughputSection(ctx context.Context) error {
+	t, err := b.start(ctx, topology.Standalone)
+	if err != nil {
+		b.add(Row{Name: "workload throughput (lock operations with history recording)", Unit: "ops/s", section: secThroughput,
+			Reference: "valkey-benchmark SET, same clients, same node (ceiling)", Note: "not measured: " + err.Error()})
+		return err
+	}
+	defer b.stop(ctx, t)
+	node := t.Servers()[0]
+	var rates, refs []float64
+	var errs []error
+	var allOps, lockOps int
+	for i := range b.cfg.runs {
+		if ctx.Err() != nil {
+			break
+		}
+		h, err := opBound(b.cfg, int64(i+1), b.cfg.tpDuration, history.NewRecorder()).Run(ctx, scenarios.ConfigFor(t))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("workload: %w", err))
+		} else {
+			n, rate := lockRate(h)
+			rates = append(rates, rate)
+			allOps, lockOps = allOps+len(h.Ops), lockOps+n
+			b.log.Info("workload throughput", "run", i+1, "lock_ops", n, "ops_per_s", int(rate))
+		}
+		rps, err := b.valkeyBenchmark(ctx, node)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			refs = append(refs, rps)
+			b.log.Info("valkey-benchmark", "run", i+1, "set_per_s", int(rps))
+		}
+	}
+	var notes []string
+	if len(rates) > 0 {
+		notes = append(notes, fmtValues(rates, "ops/s"))
+	}
+	if len(refs) > 0 {
+		notes = append(notes, "valkey-benchmark "+fmtValues(refs, "SET/s"))
+	}
+	for _, e := range errs {
+		notes = append(notes, e.Error())
+	}
+	notes = append(notes, fmt.Sprintf(opBoundNote, b.cfg.clients, b.cfg.clients),
+		fmt.Sprintf("%s per run; lock operations = acquire + extend + release (%d of %d recorded operations; the rest are the resource's writes, in the harness)", b.cfg.tpDuration, lockOps, allOps),
+		fmt.Sprintf("the harness goes through the host's mapped port, valkey-benchmark -t set -c %d -n %d -q runs inside the node's container", b.cfg.clients, b.cfg.benchN))
+	b.add(Row{Name: "workload throughput (lock operations with history recording)", Unit: "ops/s", section: secThroughput,
+		Reference: fmt.Sprintf("valkey-benchmark SET, %d clients, same node (ceiling)", b.cfg.clients),
+		Value:     num(median(rates)), ReferenceValue: num(median(refs)), Runs: len(rates), Note: strings.Join(notes, "; ")}.withRatio())
+	return errors.Join(errs...)
+}
+
+// lockRate counts the lock calls of h and their rate between the first
+// call and the last return.
+func lockRate(h *history.History) (int, float64) {
+	var n int
+	var first, last int64 = -1, 0
+	for _, op := range h.Ops {
+		if op.Kind == history.Write {
+			continue
+		}
+		n++
+		if first < 0 || op.Call < first {
+			first = op.Call
+		}
+		last = max(last, op.Return)
+	}
+	if n == 0 || last <= first {
+		return n, 0
+	}
+	return n, float64(n) / (float64(last-first) / 1e9)
+}
+
+var benchmarkRate = regexp.MustCompile(`SET: ([0-9.]+) requests per second`)
+
+// valkeyBenchmark runs the image's benchmark tool inside the node's
+// container against the server there.
+func (b *bench) valkeyBenchmark(ctx context.Context, n *topology.Node) (float64, error) {
+	tool := string(n.Family()) + "-benchmark"
+	out, err := n.Exec(ctx, tool, "-t", "set", "-c", strconv.Itoa(b.cfg.clients), "-n", strconv.Itoa(b.cfg.benchN), "-q")
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", tool, err)
+	}
+	m := benchmarkRate.FindAllStringSubmatch(out, -1)
+	if len(m) == 0 {
+		return 0, fmt.Errorf("%s: no SET rate in its output %q", tool, out)
+	}
+	return strconv.ParseFloat(m[len(m)-1][1], 64)
+}
