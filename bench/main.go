@@ -52,7 +52,7 @@ type config struct {
 }
 
 func (c *config) register(fs *flag.FlagSet) {
-	fs.BoolVar(&c.quick, "quick", false, "tiny parameters to try the program: 1 repetition, 1 seed, short durations, checker sizes divided by 10")
+	fs.BoolVar(&c.quick, "quick", false, "tiny parameters to try the program: 1 repetition, 1 seed, short durations, checker sizes divided by 10 (flags given explicitly win)")
 	fs.IntVar(&c.runs, "runs", 3, "repetitions of each measurement (the median is reported)")
 	fs.IntVar(&c.seeds, "seeds", 4, "seeded kill-primary runs per topology for the time to the first double holder")
 	fs.StringVar(&c.only, "only", "", "comma-separated sections to run (startup, failover, throughput, checker, race, memory); default all")
@@ -71,19 +71,32 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.image, "child-image", "", "internal: image of the memory child's topology")
 }
 
-// apply turns -quick into its parameters; explicit flags other than -quick
-// keep their defaults' meaning.
-func (c *config) apply() {
+// apply turns -quick into its parameters; flags given on the command line
+// win over them.
+func (c *config) apply(set map[string]bool) {
 	c.sizes = []int{10_000, 100_000, 1_000_000}
 	if !c.quick {
 		return
 	}
-	c.runs, c.seeds = 1, 1
-	c.tpDuration = 3 * time.Second
-	c.benchN = 20_000
-	c.memDuration = 10 * time.Second
-	c.porcTimeout = 10 * time.Second
-	c.raceDuration = 20 * time.Second
+	quick := []struct {
+		flag string
+		set  func()
+	}{
+		{"runs", func() { c.runs = 1 }},
+		{"seeds", func() { c.seeds = 1 }},
+		{"throughput-duration", func() { c.tpDuration = 3 * time.Second }},
+		{"benchmark-requests", func() { c.benchN = 20_000 }},
+		{"memory-duration", func() { c.memDuration = 10 * time.Second }},
+		{"porcupine-timeout", func() { c.porcTimeout = 10 * time.Second }},
+		// The kill waits until the lock key has expired on the replicas
+		// (TTL 15 s), so a run shorter than about 40 s sees no kill.
+		{"race-duration", func() { c.raceDuration = 45 * time.Second }},
+	}
+	for _, q := range quick {
+		if !set[q.flag] {
+			q.set()
+		}
+	}
 	c.sizes = []int{1_000, 10_000, 100_000}
 }
 
@@ -104,7 +117,9 @@ func main() {
 	var cfg config
 	cfg.register(fs)
 	fs.Parse(os.Args[1:])
-	cfg.apply()
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cfg.apply(set)
 	ctx, stop := interrupted(os.Stderr)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

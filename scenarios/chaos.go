@@ -58,7 +58,10 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 		keys = append(keys, LockKey(i))
 	}
 	events := Schedule(w.Seed, c.Faults, keys, w.Duration, w.TTL)
-	env := FaultEnv{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: c.AOF, Log: c.Log}
+	if w.Freezer == nil {
+		w.Freezer = NewFreezer()
+	}
+	env := FaultEnv{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: c.AOF, Log: c.Log, Freezer: w.Freezer}
 
 	fctx, stopFaults := context.WithCancel(ctx)
 	defer stopFaults()

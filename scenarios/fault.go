@@ -34,6 +34,8 @@ type FaultEnv struct {
 	Key string
 	// AOF says the killed node comes back with its data.
 	AOF bool
+	// Freezer reaches the workload's holders, for pause-client.
+	Freezer *Freezer
 	Log *slog.Logger
 }
 
@@ -58,7 +60,7 @@ func (e FaultEnv) openWindow(name string, target *topology.Node, detail string) 
 
 // Faults lists every fault by name, in a fixed order.
 func Faults() []Fault {
-	return []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion}
+	return []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient}
 }
 
 // FaultNames lists the fault names.

@@ -93,6 +93,10 @@ func (wk *worker) work(ctx context.Context, p Plan, held Result) bool {
 			d = p.Stall
 			wk.cnt.stalls.Add(1)
 		}
+		if f := wk.w.Freezer.take(wk.id); f > 0 {
+			d, stalled = f, true
+			wk.cnt.stalls.Add(1)
+		}
 		if !sleep(ctx, d) {
 			return true
 		}

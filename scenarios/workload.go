@@ -54,6 +54,8 @@ type Workload struct {
 	// Recorder collects the history (a new one when nil); pass one to
 	// record fault windows in the same history.
 	Recorder *history.Recorder
+	// Freezer, when set, lets the pause-client fault freeze a holder.
+	Freezer *Freezer
 	// Log receives lost locks and client notes; nil discards.
 	Log *slog.Logger
 	// Progress, when set, gets the counters every ProgressEvery (1 s) and

@@ -60,3 +60,31 @@ var _ = Describe("a clock jump on the primary", func() {
 		Expect(r.Verdict).To(Equal(checker.Violated))
 	}, SpecTimeout(2*time.Minute))
 })
+
+var _ = Describe("a holder frozen past its TTL", func() {
+	base := scenario{build: newest, kind: topology.Standalone, faults: []scenarios.Fault{scenarios.PauseClient},
+		duration: 15 * time.Second, ttl: 2 * time.Second, seed: 23, clients: 4, keys: 1,
+		workload: func(w *scenarios.Workload) { w.StallRate, w.WorkMin, w.WorkMax = -1, time.Second, 2*time.Second }}
+	native := base
+	native.client = "native"
+	// Its lease ended while it slept, so its hold interval does too: the
+	// harm shows where it lands, a lost increment at the resource.
+	It("wakes up next to a new holder and loses an unfenced client's increment", labels(native, "quick"), func(ctx SpecContext) {
+		h, r := run(ctx, native)
+		Expect(h.Faults).NotTo(BeEmpty())
+		Expect(h.Faults[0].Target).To(HavePrefix("worker"), "a holder took the pause")
+		res := check(r, checker.Resource)
+		Expect(res.Status).To(Equal(checker.Fail), res.Summary)
+		Expect(r.Verdict).To(Equal(checker.Violated))
+	}, SpecTimeout(2*time.Minute))
+
+	fenced := base
+	fenced.client = "fenced"
+	It("cannot corrupt the resource of a fenced client", labels(fenced, "quick"), func(ctx SpecContext) {
+		h, r := run(ctx, fenced)
+		Expect(h.Faults).NotTo(BeEmpty())
+		f := check(r, checker.Fence)
+		Expect(f.Status).To(Equal(checker.Pass), f.Summary)
+		Expect(r.Verdict).NotTo(Equal(checker.Violated), r.Summary)
+	}, SpecTimeout(2*time.Minute))
+})
