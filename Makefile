@@ -51,7 +51,7 @@ safety: images
 	$(GO) test -count=1 -timeout 90m ./suites/safety -ginkgo.v
 
 bench: images
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./topology/
+	$(GO) run ./bench -out bench $(BENCHFLAGS)
 
 # clean removes every container and network an aborted run left behind.
 clean:

@@ -60,6 +60,27 @@ func replicationChecks() []Check {
 			fed := m.await(k, 3*time.Second, "SET")
 			return expect(e.f[DELIFEQ], "1; replica received: "+orNone(fed), "1; replica received: DEL "+k, equals("1; replica received: DEL "+k))
 		}},
+		{Name: "repl/delifeq-as-del-in-aof", Kinds: []topology.Kind{topology.Standalone}, run: func(ctx context.Context, e *env) verdict {
+			n := e.t.Servers()[0]
+			if err := enableAOF(ctx, n); err != nil {
+				return verdict{Fail, err.Error(), "AOF on"}
+			}
+			defer n.Do(context.WithoutCancel(ctx), "CONFIG", "SET", "appendonly", "no")
+			k := e.key("aofdel")
+			e.do(ctx, "SET", k, "t", "PX", "30000")
+			got := e.do(ctx, "DELIFEQ", k, "t")
+			if got != "1" {
+				return expect(e.f[DELIFEQ], got, "1, written to the AOF as DEL", equals(""))
+			}
+			// The AOF holds RESP; the last command naming the key is what a
+			// restart replays.
+			aof, err := n.Exec(ctx, "sh", "-c", "cat /data/appendonlydir/*.incr.aof /data/appendonly.aof 2>/dev/null")
+			if err != nil && aof == "" {
+				return verdict{Fail, "read the AOF: " + err.Error(), "DEL " + k}
+			}
+			last := lastCommandOn(aof, k)
+			return expect(e.f[DELIFEQ], "1; AOF: "+orNone(last), "1; AOF: DEL "+k, equals("1; AOF: DEL "+k))
+		}},
 		{Name: "wait/wait", run: func(ctx context.Context, e *env) verdict {
 			k := e.key("wait")
 			obs := e.pipeline(ctx, k, []string{"SET", k, "t", "PX", "30000"}, []string{"WAIT", "1", "100"})[1]
@@ -81,18 +102,10 @@ func replicationChecks() []Check {
 		}},
 		{Name: "wait/waitaof-with-aof", Kinds: []topology.Kind{topology.Standalone}, run: func(ctx context.Context, e *env) verdict {
 			n := e.t.Servers()[0]
-			if got, err := n.Do(ctx, "CONFIG", "SET", "appendfsync", "always", "appendonly", "yes"); err != nil {
-				return verdict{Fail, fmt.Sprint(got, err), "OK"}
+			if err := enableAOF(ctx, n); err != nil {
+				return verdict{Fail, err.Error(), "AOF on"}
 			}
 			defer n.Do(context.WithoutCancel(ctx), "CONFIG", "SET", "appendonly", "no")
-			// Turning AOF on starts a rewrite; WAITAOF counts once it is done.
-			for i := 0; i < 100; i++ {
-				info, _ := n.Info(ctx, "persistence")
-				if info["aof_enabled"] == "1" && info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
 			k := e.key("waitaofon")
 			obs := e.pipeline(ctx, k, []string{"SET", k, "t"}, []string{"WAITAOF", "1", "0", "1000"})[1]
 			return expect(e.f[WAITAOF], obs, "[1, 0]", equals("[1, 0]"))
@@ -158,4 +171,43 @@ func (e *env) pipeline(ctx context.Context, key string, cmds ...[]string) []stri
 		out[i] = replyOrError(res)
 	}
 	return out
+}
+
+// enableAOF turns AOF on at run time and waits for the rewrite that starts
+// it: only then do WAITAOF and the AOF file reflect new writes.
+func enableAOF(ctx context.Context, n *topology.Node) error {
+	if _, err := n.Do(ctx, "CONFIG", "SET", "appendfsync", "always", "appendonly", "yes"); err != nil {
+		return err
+	}
+	for i := 0; i < 100; i++ {
+		info, _ := n.Info(ctx, "persistence")
+		if info["aof_enabled"] == "1" && info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("AOF rewrite still running after 5 s")
+}
+
+// lastCommandOn finds the last command in RESP text (an AOF) whose first
+// argument is key, as "CMD key ...".
+func lastCommandOn(resp, key string) string {
+	lines := strings.Split(strings.ReplaceAll(resp, "\r", ""), "\n")
+	last := ""
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "*") {
+			continue
+		}
+		var argc int
+		fmt.Sscanf(lines[i], "*%d", &argc)
+		var args []string
+		for j := 0; j < argc && i+2 < len(lines); j++ {
+			args = append(args, lines[i+2])
+			i += 2
+		}
+		if len(args) > 1 && args[1] == key {
+			last = strings.ToUpper(args[0]) + " " + strings.Join(args[1:], " ")
+		}
+	}
+	return last
 }
