@@ -89,7 +89,7 @@ func (b *bench) checkerSize(ctx context.Context, size int) error {
 			pnotes = append(pnotes, "porcupine alone failed: "+perr.Error())
 			break
 		}
-		b.log.Info("porcupine alone", "ops", ops, "run", i+1, "result", p.Result, "seconds", p.Seconds, "peak_mib", p.peak>>20)
+		b.log.Info("porcupine alone", "ops", ops, "run", i+1, "result", p.Result, "check_s", p.Seconds, "process_s", p.elapsed.Seconds(), "peak_mib", p.peak>>20)
 		if p.Result != "ok" {
 			pnotes = append(pnotes, p.why)
 			break
@@ -119,6 +119,7 @@ type porcupineResult struct {
 	// PeakRSS is the child's own VmHWM, bytes.
 	PeakRSS int64 `json:"peak_rss"`
 	peak    int64
+	elapsed time.Duration
 	why     string
 }
 
@@ -126,10 +127,10 @@ func (b *bench) porcupineAlone(ctx context.Context, size, keys int) (porcupineRe
 	capBytes := int64(b.cfg.porcMemMB) << 20
 	cr, err := runChild(ctx, capBytes, "-child", "porcupine", "-child-ops", strconv.Itoa(size),
 		"-checker-keys", strconv.Itoa(keys), "-porcupine-timeout", b.cfg.porcTimeout.String())
-	p := porcupineResult{peak: cr.PeakRSS}
+	p := porcupineResult{peak: cr.PeakRSS, elapsed: cr.Elapsed}
 	if cr.Capped {
 		p.Result = "capped"
-		p.why = fmt.Sprintf("porcupine alone not measured: stopped at the %d MiB memory cap %.1f s after its process started (its memory grows with the square of the operations per key; DESIGN.md measured 115 s and 16.5 GiB for 1M operations over 10 keys)",
+		p.why = fmt.Sprintf("porcupine alone not measured: stopped at the %d MiB memory cap %.1f s after its process started (its memory grows with the square of the operations per key; DESIGN.md measured 115 s and 16.5 GiB for 1M operations over 10 keys; -porcupine-mem-mb raises the cap)",
 			b.cfg.porcMemMB, cr.Elapsed.Seconds())
 		return p, nil
 	}

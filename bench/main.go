@@ -5,8 +5,8 @@
 // run, the configured detection timeout, valkey-benchmark, porcupine
 // alone). It is a table, not a test: nothing passes or fails.
 //
-//	go run ./bench                  the full run (make bench), about 15-20 min
-//	go run ./bench -quick           1 repetition, short durations (~3 min)
+//	go run ./bench                  the full run (make bench): 9 min on 2 cores, 20 at most
+//	go run ./bench -quick           1 repetition, short durations (about 2 min)
 //	go run ./bench -only checker    one section (startup, failover,
 //	                                throughput, checker, race, memory)
 package main
@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -100,6 +101,26 @@ func (c *config) apply(set map[string]bool) {
 	c.sizes = []int{1_000, 10_000, 100_000}
 }
 
+var sectionNames = []string{"startup", "failover", "throughput", "checker", "race", "memory"}
+
+// check rejects flags that make no sense.
+func (c *config) check() error {
+	if c.runs < 1 || c.seeds < 1 || c.clients < 1 || c.benchN < 1 || c.checkerKeys < 1 {
+		return fmt.Errorf("-runs, -seeds, -clients, -benchmark-requests and -checker-keys must be at least 1")
+	}
+	if c.tpDuration <= 0 || c.memDuration <= 0 || c.porcTimeout <= 0 || c.raceDuration <= 0 {
+		return fmt.Errorf("durations must be positive")
+	}
+	if c.only != "" {
+		for _, s := range strings.Split(c.only, ",") {
+			if !slices.Contains(sectionNames, strings.TrimSpace(s)) {
+				return fmt.Errorf("-only %q: no section %q (have %s)", c.only, s, strings.Join(sectionNames, ", "))
+			}
+		}
+	}
+	return nil
+}
+
 func (c *config) wants(section string) bool {
 	if c.only == "" {
 		return true
@@ -120,7 +141,15 @@ func main() {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg.apply(set)
-	ctx, stop := interrupted(os.Stderr)
+	if err := cfg.check(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
+	who := "bench"
+	if cfg.child != "" {
+		who = "bench " + cfg.child
+	}
+	ctx, stop := interrupted(os.Stderr, who)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var err error
@@ -143,7 +172,7 @@ func main() {
 // interrupted is a context that ends on the first Ctrl-C or SIGTERM.
 // Later signals are caught too, so that the cleanup that follows the first
 // one is not cut short.
-func interrupted(w io.Writer) (context.Context, func()) {
+func interrupted(w io.Writer, who string) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -151,10 +180,10 @@ func interrupted(w io.Writer) (context.Context, func()) {
 		n := 0
 		for range sig {
 			if n == 0 {
-				fmt.Fprintln(w, "bench: interrupted: removing what it started, please wait")
+				fmt.Fprintf(w, "%s: interrupted: removing what it started, please wait\n", who)
 				cancel()
 			} else {
-				fmt.Fprintln(w, "bench: still cleaning up")
+				fmt.Fprintf(w, "%s: still cleaning up\n", who)
 			}
 			n++
 		}

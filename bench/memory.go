@@ -62,8 +62,19 @@ func (b *bench) memorySection(ctx context.Context) error {
 	b.add(Row{Name: name10, Unit: "MiB", Value: num(mib(est)), Runs: 1, section: secMemory,
 		Reference: fmt.Sprintf("measured peak of the %s run above", d), ReferenceValue: num(mib(float64(m.PeakRSS))),
 		Note: fmt.Sprintf("EXTRAPOLATED, not measured: a 10-minute run does not fit in the 20-minute budget. From the %s run: baseline %.0f MiB + %.0f bytes per operation (peak - baseline over %d operations) x %.0f operations (the same rate for 600 s); assumes memory linear in operations (the recorder keeps every operation, the checker allocates about 250 bytes per operation)",
-			d, mib(float64(m.BaselineRSS)), perOp, m.Ops, ops10)}.withRatio())
+			d, mib(float64(m.BaselineRSS)), perOp, m.Ops, ops10) + b.defaultWorkloadEstimate(m, perOp)}.withRatio())
 	return nil
+}
+
+// defaultWorkloadEstimate is the same extrapolation at the operation rate
+// of lockcheck run's default workload, as the race runs measured it.
+func (b *bench) defaultWorkloadEstimate(m memoryReport, perOp float64) string {
+	if b.raceOps == 0 || b.raceTime <= 0 {
+		return ""
+	}
+	rate := float64(b.raceOps) / b.raceTime.Seconds()
+	est := float64(m.BaselineRSS) + perOp*rate*600
+	return fmt.Sprintf("; at lockcheck run's default workload (TTL 15 s, 6 clients, 1 key: %.1f operations/s in the race rows' runs) the same extrapolation gives %.0f MiB", rate, est/(1<<20))
 }
 
 // memoryChild is the process whose memory is measured: engine, one
@@ -90,6 +101,7 @@ func memoryChild(ctx context.Context, cfg config, log *slog.Logger, out io.Write
 			log.Warn("teardown", "err", terr)
 		}
 	}()
+	log.Info("topology up", "kind", t.Kind, "startup_ms", t.Startup.Milliseconds(), "run", t.RunID)
 	runtime.GC()
 	var m memoryReport
 	if m.BaselineRSS, err = statusBytes("self", "VmRSS"); err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -21,8 +23,11 @@ type raceOutcome struct {
 	// kill-primary window's start.
 	found bool
 	after time.Duration
-	ran   time.Duration
-	err   error
+	// kill is when the first SIGKILL came, after the window's start (0:
+	// not seen).
+	kill time.Duration
+	ran  time.Duration
+	err  error
 }
 
 // raceSection runs the unfenced native client under kill-primary with
@@ -59,11 +64,12 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 	defer b.stop(ctx, t)
 	const ttl = 15 * time.Second
 	rec := history.NewRecorder()
+	kills := newKillClock(b.log.Handler(), rec)
 	chaos := scenarios.Chaos{
 		Workload: scenarios.Workload{Client: "native", Clients: 6, Keys: 1, TTL: ttl, Duration: b.cfg.raceDuration, Seed: seed,
 			WorkMin: ttl / 5, WorkMax: 2 * ttl / 5, Recorder: rec},
 		Faults: []scenarios.Fault{scenarios.KillPrimary},
-		Log:    b.log.With("kind", k, "seed", seed),
+		Log:    slog.New(kills.WithAttrs([]slog.Attr{slog.Any("kind", k), slog.Int64("seed", seed)})),
 	}
 	rctx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -76,14 +82,23 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 	stopRun()
 	<-watched
 	o.ran = time.Duration(rec.Now())
+	if ctx.Err() != nil {
+		o.err = fmt.Errorf("%s seed %d: interrupted", k, seed)
+		return o
+	}
 	if err != nil {
 		o.err = fmt.Errorf("%s seed %d: %w", k, seed, err)
 		return o
 	}
+	b.raceOps += len(res.History.Ops)
+	b.raceTime += time.Duration(res.History.Meta.DurationNs)
 	for _, n := range res.Notes {
 		b.log.Warn("fault note", "kind", k, "seed", seed, "note", n)
 	}
 	o.found, o.after, o.err = firstDoubleHolder(ctx, res.History)
+	if at := kills.first(); at > 0 {
+		o.kill = time.Duration(at - firstKillWindow(res.History))
+	}
 	if o.err != nil {
 		o.err = fmt.Errorf("%s seed %d: %w", k, seed, o.err)
 	}
@@ -114,12 +129,7 @@ func watchDoubleHolder(ctx context.Context, rec *history.Recorder, stop func()) 
 // firstDoubleHolder checks the finished history and returns the first
 // double holder's start after the first kill-primary window's start.
 func firstDoubleHolder(ctx context.Context, h *history.History) (bool, time.Duration, error) {
-	kill := int64(-1)
-	for _, f := range h.Faults {
-		if f.Name == scenarios.KillPrimary.Name() && (kill < 0 || f.Start < kill) {
-			kill = f.Start
-		}
-	}
+	kill := firstKillWindow(h)
 	res, err := checker.Run(ctx, h, checker.Options{Skip: []string{checker.Linearizability}, MaxFindings: math.MaxInt32})
 	if err != nil {
 		return false, 0, fmt.Errorf("check: %w", err)
@@ -140,8 +150,65 @@ func firstDoubleHolder(ctx context.Context, h *history.History) (bool, time.Dura
 	return true, time.Duration(first - kill), nil
 }
 
+// firstKillWindow is the start of the first kill-primary window, -1 when
+// there is none.
+func firstKillWindow(h *history.History) int64 {
+	kill := int64(-1)
+	for _, f := range h.Faults {
+		if f.Name == scenarios.KillPrimary.Name() && (kill < 0 || f.Start < kill) {
+			kill = f.Start
+		}
+	}
+	return kill
+}
+
+// killClock passes log records on and notes, on the run's clock, when the
+// kill-primary fault logs its SIGKILL: the fault's window opens earlier,
+// when it cuts replication, and the kill waits for a fresh acquire. The
+// message is the one scenarios/fault_primary.go logs.
+type killClock struct {
+	slog.Handler
+	seen *killSeen
+}
+
+type killSeen struct {
+	rec *history.Recorder
+	mu  sync.Mutex
+	at  int64
+}
+
+func newKillClock(h slog.Handler, rec *history.Recorder) *killClock {
+	return &killClock{Handler: h, seen: &killSeen{rec: rec}}
+}
+
+func (k *killClock) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "killed primary" {
+		k.seen.mu.Lock()
+		if k.seen.at == 0 {
+			k.seen.at = k.seen.rec.Now()
+		}
+		k.seen.mu.Unlock()
+	}
+	return k.Handler.Handle(ctx, r)
+}
+
+func (k *killClock) WithAttrs(as []slog.Attr) slog.Handler {
+	return &killClock{Handler: k.Handler.WithAttrs(as), seen: k.seen}
+}
+
+func (k *killClock) WithGroup(name string) slog.Handler {
+	return &killClock{Handler: k.Handler.WithGroup(name), seen: k.seen}
+}
+
+// first is when the first kill was logged, 0 for never.
+func (k *killClock) first() int64 {
+	k.seen.mu.Lock()
+	defer k.seen.mu.Unlock()
+	return k.seen.at
+}
+
 func (b *bench) raceRows(k topology.Kind, outs []raceOutcome) {
-	var xs []float64
+	var xs, kills, fromKill []float64
 	found := 0
 	var errs []string
 	for _, o := range outs {
@@ -151,11 +218,25 @@ func (b *bench) raceRows(k topology.Kind, outs []raceOutcome) {
 				continue // a run that did not run says nothing
 			}
 		}
+		if o.kill > 0 {
+			kills = append(kills, ms(o.kill))
+		}
 		if o.found {
 			found++
 			xs = append(xs, ms(o.after))
+			if o.kill > 0 {
+				fromKill = append(fromKill, ms(o.after-o.kill))
+			}
 		} else {
 			xs = append(xs, math.Inf(1))
+		}
+	}
+	var kill string
+	if len(kills) > 0 {
+		kill = "the first SIGKILL came after the window opened, at " + fmtValues(kills, "ms")[len("runs: "):] +
+			" (the fault waits for an acquire the replicas never saw)"
+		if len(fromKill) > 0 {
+			kill += "; from the SIGKILL to the double holder: " + fmtValues(fromKill, "ms")[len("runs: "):]
 		}
 	}
 	ref := b.failover[k]
@@ -176,7 +257,11 @@ func (b *bench) raceRows(k topology.Kind, outs []raceOutcome) {
 		}
 		notes := []string{}
 		if len(xs) > 0 {
-			notes = append(notes, fmtValues(xs, "ms (none: no double holder within the run)"))
+			unit := "ms"
+			if found < len(xs) {
+				unit += " (none: no double holder within the run)"
+			}
+			notes = append(notes, fmtValues(xs, unit))
 		}
 		if math.IsInf(v, 1) {
 			notes = append(notes, "not measured: at this rank the run found no double holder within "+b.cfg.raceDuration.String())
@@ -185,6 +270,9 @@ func (b *bench) raceRows(k topology.Kind, outs []raceOutcome) {
 			notes = append(notes, fmt.Sprintf("nearest rank over %d runs", len(xs)))
 		}
 		notes = append(notes, setup, measure)
+		if kill != "" {
+			notes = append(notes, kill)
+		}
 		notes = append(notes, errs...)
 		b.add(Row{Name: fmt.Sprintf("time to first double holder, %s, %s", k, p.label), Unit: "ms", Value: num(v), Runs: len(xs), section: secRace,
 			Reference: refName, ReferenceValue: num(ref), Note: strings.Join(notes, "; ")}.withRatio())

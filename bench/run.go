@@ -32,6 +32,10 @@ type bench struct {
 	floor []float64
 	// failover is the median failover time per kind, ms.
 	failover map[topology.Kind]float64
+	// raceOps and raceTime add up the race runs: the operation rate of
+	// lockcheck run's default workload, for the memory row.
+	raceOps  int
+	raceTime time.Duration
 	rows     []Row
 	begin    time.Time
 }
@@ -139,9 +143,14 @@ func (b *bench) pickBuild(ctx context.Context) error {
 	return nil
 }
 
+// detection is Sentinel's down-after and the cluster's node timeout, set
+// explicitly (they are also topology's defaults) so that the failover
+// rows' reference is what the servers ran with.
+const detection = time.Second
+
 // start brings up a topology of kind and logs its start-up time.
 func (b *bench) start(ctx context.Context, kind topology.Kind) (*topology.Topology, error) {
-	t, err := topology.Start(ctx, b.eng, b.build, b.image, kind, topology.Options{})
+	t, err := topology.Start(ctx, b.eng, b.build, b.image, kind, topology.Options{DownAfter: detection, NodeTimeout: detection})
 	if err != nil {
 		return nil, err
 	}
