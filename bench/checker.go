@@ -154,11 +154,11 @@ func (b *bench) porcupineAlone(ctx context.Context, size, keys int) (porcupineRe
 // timing the check only, and prints a porcupineResult.
 func porcupineChild(ctx context.Context, cfg config, out io.Writer) error {
 	h := checker.Generate(1, cfg.ops, cfg.checkerKeys, 5*cfg.checkerKeys)
-	ops := plainOps(h)
+	ops := checker.BaselineOps(h)
 	runtime.GC()
 	done := make(chan porcupine.CheckResult, 1)
 	begin := time.Now()
-	go func() { done <- porcupine.CheckOperationsTimeout(plainModel(), ops, cfg.porcTimeout) }()
+	go func() { done <- porcupine.CheckOperationsTimeout(checker.BaselineModel(), ops, cfg.porcTimeout) }()
 	var res porcupine.CheckResult
 	select {
 	case res = <-done:

@@ -1,26 +1,27 @@
-package main
+package checker
 
 import (
-	"math"
 
 	"github.com/anishathalye/porcupine"
 
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// The plain lock model is porcupine alone, as checker's benchmark tests
-// measure it (checker/bench_test.go, which keeps its copy test-only): a
-// holder and the call + TTL its lease ends at, partitioned by key, no
-// segments, no greedy search, none of the lock-specific checks.
+// The baseline is what lockcheck's checker is measured against: porcupine
+// alone with a lock model written the obvious way, partitioned by key
+// only. The checker's benchmarks and bench/ use it; no check does.
 
-type plainState struct {
+// baselineState is the state of a lock model written the obvious way: a
+// holder and the call + TTL its lease ends at, nothing else.
+type baselineState struct {
 	holder string
 	until  int64
 }
 
-const never int64 = math.MaxInt64
-
-func plainModel() porcupine.Model {
+// BaselineModel is porcupine alone: a plain lock model over history
+// operations, partitioned by key, no segments, no greedy search, none of
+// the lock-specific checks. It is the baseline DESIGN.md measured.
+func BaselineModel() porcupine.Model {
 	return porcupine.Model{
 		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
 			byKey := map[string][]porcupine.Operation{}
@@ -38,10 +39,10 @@ func plainModel() porcupine.Model {
 			}
 			return out
 		},
-		Init: func() any { return plainState{} },
+		Init: func() any { return baselineState{} },
 		Step: func(s, in, _ any) (bool, any) {
-			st, op := s.(plainState), in.(*history.Op)
-			lease := plainState{op.Token, op.Call + op.TTLms*1e6}
+			st, op := s.(baselineState), in.(*history.Op)
+			lease := baselineState{op.Token, op.Call + op.TTLms*1e6}
 			gone := st.holder == "" || op.Return > st.until
 			switch {
 			case op.Kind == history.Acquire && op.Outcome == history.OK:
@@ -56,24 +57,22 @@ func plainModel() porcupine.Model {
 			case op.Outcome == history.OK && op.Kind == history.Extend:
 				return st.holder == op.Token, lease
 			case op.Outcome == history.OK: // release
-				return st.holder == op.Token, plainState{}
+				return st.holder == op.Token, baselineState{}
 			case op.Outcome == history.Fail: // nil extend, 0 release
 				if st.holder == op.Token {
-					return op.Return > st.until, plainState{}
+					return op.Return > st.until, baselineState{}
 				}
 				return true, st
 			}
 			if st.holder == op.Token && op.Kind == history.Release {
-				return true, plainState{}
+				return true, baselineState{}
 			}
 			return true, st
 		},
 	}
 }
 
-// plainOps are the lock operations of h as porcupine takes them: writes
-// observations and error replies left out, unknown outcomes returning never.
-func plainOps(h *history.History) []porcupine.Operation {
+func BaselineOps(h *history.History) []porcupine.Operation {
 	var ops []porcupine.Operation
 	for i := range h.Ops {
 		op := &h.Ops[i]
