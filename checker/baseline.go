@@ -1,7 +1,6 @@
 package checker
 
 import (
-
 	"github.com/anishathalye/porcupine"
 
 	"github.com/lockcheck/lockcheck/history"

@@ -64,7 +64,6 @@ func BenchmarkCheck(b *testing.B) {
 	}
 }
 
-
 // BenchmarkPorcupineOnly checks the same histories with porcupine alone and
 // a plain lock model, for comparison. It gives up after 60 s like DESIGN.md's
 // measurement. Porcupine's memory grows with the square of a partition's
