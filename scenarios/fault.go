@@ -36,7 +36,7 @@ type FaultEnv struct {
 	AOF bool
 	// Freezer reaches the workload's holders, for pause-client.
 	Freezer *Freezer
-	Log *slog.Logger
+	Log     *slog.Logger
 }
 
 // window records a fault's window in the history and returns the function
