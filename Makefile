@@ -2,6 +2,7 @@
 #
 #   make run     install what is missing, build the server images, run the main job
 #   make test    install what is missing, build the server images, run every test
+#   make safety  the whole safety suite; make bench: bench/results.md
 #
 # Both need root (apt-get, debootstrap) and a running Docker engine.
 
