@@ -10,7 +10,10 @@ import (
 
 // ClockJump moves the key's primary's wall clock forward by twice the TTL
 // for a while: every lease on it expires at once, while its holders still
-// believe they hold it. Then the clock goes back.
+// believe they hold it. Then the clock goes back. It jumps right after a
+// client acquired a lock on that primary, so the holder is at the start of
+// its work and the others, still polling, find the lock free: a lease set
+// after the jump is measured on the jumped clock and does not end early.
 var ClockJump Fault = clockJump{faultBase{"clock-jump", anyKind}}
 
 type clockJump struct{ faultBase }
@@ -21,6 +24,11 @@ func (f clockJump) Inject(ctx context.Context, env FaultEnv) error {
 		return fmt.Errorf("clock-jump: %w", err)
 	}
 	jump := 2 * env.TTL
+	onPrimary := func(key string) bool {
+		q, err := env.Topo.Primary(ctx, key)
+		return err == nil && q == p
+	}
+	awaitAcquire(ctx, env.Rec, onPrimary, max(2*env.TTL, 5*time.Second))
 	end := env.window(f.name, p, "+"+jump.String())
 	defer end()
 	defer resetClock(ctx, p)
