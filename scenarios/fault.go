@@ -100,16 +100,13 @@ func cleanup(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 }
 
-// hold waits d or until ctx ends, and says why it stopped early.
+// hold is the workers' sleep for faults, which want the reason they
+// stopped early as an error.
 func hold(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if !sleep(ctx, d) {
 		return ctx.Err()
 	}
+	return nil
 }
 
 // replicasOf are the servers that follow primary now.
