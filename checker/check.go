@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -139,10 +140,13 @@ func parallel(n, workers int, f func(i int)) {
 	workers = max(1, min(workers, n))
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var p panics
+	defer p.rethrow()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer p.catch()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n {
@@ -153,4 +157,26 @@ func parallel(n, workers int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// panics carries a panic from the checker's goroutines to the goroutine
+// that called it. Left in its own goroutine, a panic would end the process
+// before the caller's deferred cleanup (a run's teardown of its containers).
+type panics struct {
+	once sync.Once
+	v    any
+}
+
+// catch is deferred in each goroutine.
+func (p *panics) catch() {
+	if v := recover(); v != nil {
+		p.once.Do(func() { p.v = fmt.Sprintf("checker: %v\n%s", v, debug.Stack()) })
+	}
+}
+
+// rethrow is deferred by the caller, after the goroutines are waited for.
+func (p *panics) rethrow() {
+	if p.v != nil {
+		panic(p.v)
+	}
 }

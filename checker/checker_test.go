@@ -280,3 +280,21 @@ func TestBadInput(t *testing.T) {
 		t.Error("bad loss policy: no error")
 	}
 }
+
+// TestParallelPanicReachesCaller: a panic in one of the checker's
+// goroutines comes back in the calling goroutine, where a run's deferred
+// teardown can still happen.
+func TestParallelPanicReachesCaller(t *testing.T) {
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		parallel(8, 4, func(i int) {
+			if i == 5 {
+				panic("key 5 broke")
+			}
+		})
+	}()
+	if s, ok := got.(string); !ok || !strings.Contains(s, "key 5 broke") {
+		t.Fatalf("recovered %v in the caller, want the worker's panic", got)
+	}
+}

@@ -170,10 +170,13 @@ func (c *linChecker) run(ctx context.Context, workers int) []partVerdict {
 	var mu sync.Mutex
 	var bad []partVerdict
 	var wg sync.WaitGroup
+	var p panics
+	defer p.rethrow()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer p.catch()
 			var g greedy
 			var local []partVerdict
 			for {

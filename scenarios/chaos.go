@@ -63,32 +63,42 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	}
 	env := FaultEnv{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: c.AOF, Log: c.Log, Freezer: w.Freezer}
 
-	fctx, stopFaults := context.WithCancel(ctx)
-	defer stopFaults()
-	var notes []string
-	var mu sync.Mutex
+	// The faults and the workload end together: the faults when the
+	// workload is done, the workload when a fault panics (the run is
+	// void, and the caller must still tear down).
+	fctx, stopFaults := context.WithCancelCause(ctx)
+	defer stopFaults(nil)
+	wctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	var notes faultNotes
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		RunSchedule(fctx, w.Recorder.Started(), events, env, func(ev Event, err error) {
-			if err != nil && fctx.Err() == nil {
-				mu.Lock()
-				notes = append(notes, fmt.Sprintf("%s at %s on %s: %v", ev.Fault, ev.At.Round(time.Millisecond), ev.Key, err))
-				mu.Unlock()
-				c.Log.Warn("fault failed", "fault", ev.Fault, "err", err)
-			}
-			if c.Injected != nil {
-				c.Injected(ev, err)
-			}
+		guard(stopFaults, "fault schedule", func() {
+			RunSchedule(fctx, w.Recorder.Started(), events, c.Faults, env, func(ev Event, err error) {
+				if err != nil && fctx.Err() == nil {
+					notes.add(fmt.Sprintf("%s at %s on %s: %v", ev.Fault, ev.At.Round(time.Millisecond), ev.Key, err))
+					c.Log.Warn("fault failed", "fault", ev.Fault, "err", err)
+				}
+				if c.Injected != nil {
+					c.Injected(ev, err)
+				}
+			})
 		})
+		if err := panicked(fctx); err != nil {
+			abort(err)
+		}
 	})
 	cfg := ConfigFor(t)
 	cfg.StderrDir = c.StderrDir
 	if c.Configure != nil {
 		c.Configure(&cfg)
 	}
-	h, err := w.Run(ctx, cfg)
-	stopFaults()
+	h, err := w.Run(wctx, cfg)
+	stopFaults(nil)
 	wg.Wait()
+	if perr := panicked(fctx); perr != nil {
+		err = perr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +107,19 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	}
 	// The fault windows closed after the workload's snapshot.
 	h.Faults = w.Recorder.History(h.Meta).Faults
-	return &ChaosResult{History: h, Schedule: events, Notes: notes}, nil
+	return &ChaosResult{History: h, Schedule: events, Notes: notes.list}, nil
+}
+
+// faultNotes collects the faults that failed, from the schedule's goroutine.
+type faultNotes struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (n *faultNotes) add(s string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.list = append(n.list, s)
 }
 
 // KnownKind reports whether kind names a built-in client.

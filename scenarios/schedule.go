@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -42,17 +44,19 @@ func Schedule(seed int64, faults []Fault, keys []string, duration, ttl time.Dura
 }
 
 // RunSchedule injects each event at its time (or as soon as the one before
-// it is over) until the events or ctx run out. done is told each outcome.
-func RunSchedule(ctx context.Context, start time.Time, events []Event, env FaultEnv, done func(Event, error)) {
+// it is over) until the events or ctx run out. Events name their fault
+// among faults, the list the schedule was drawn from. done is told each
+// outcome.
+func RunSchedule(ctx context.Context, start time.Time, events []Event, faults []Fault, env FaultEnv, done func(Event, error)) {
 	for _, ev := range events {
 		if err := hold(ctx, time.Until(start.Add(ev.At))); err != nil {
 			return
 		}
-		f, err := LookupFault(ev.Fault)
-		if err == nil {
+		err := fmt.Errorf("fault %q is not among the run's faults", ev.Fault)
+		if i := slices.IndexFunc(faults, func(f Fault) bool { return f.Name() == ev.Fault }); i >= 0 {
 			e := env
 			e.Key = ev.Key
-			err = f.Inject(ctx, e)
+			err = faults[i].Inject(ctx, e)
 		}
 		if done != nil {
 			done(ev, err)

@@ -142,7 +142,9 @@ func (w Workload) Run(ctx context.Context, cfg ClientConfig) (*history.History, 
 	}
 	defer closeAll(clients)
 	res := NewResource(rec, w.Fenced || drawsFences(w.Client), w.WriteGap)
-	w.drive(ctx, clients, res)
+	if err := w.drive(ctx, clients, res); err != nil {
+		return nil, err
+	}
 	meta := history.Meta{Server: cfg.Server, Version: cfg.Version, Topology: string(cfg.Topology), Client: clients[0].Name(),
 		Seed: w.Seed, TTLms: w.TTL.Milliseconds(), Clients: w.Clients, Keys: w.Keys, Fenced: res.Fenced()}
 	return rec.History(meta), nil
@@ -172,8 +174,12 @@ func closeAll(clients []Client) {
 	wg.Wait()
 }
 
-// drive runs the workers and the progress ticker until the run ends.
-func (w Workload) drive(ctx context.Context, clients []Client, res *Resource) {
+// drive runs the workers and the progress ticker until the run ends. A
+// worker that panics (its client library, most likely) stops every worker,
+// and drive returns the panic as a *PanicError.
+func (w Workload) drive(ctx context.Context, clients []Client, res *Resource) error {
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
 	if w.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
@@ -184,7 +190,7 @@ func (w Workload) drive(ctx context.Context, clients []Client, res *Resource) {
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wk := &worker{id: i, client: c, cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i)}
-		wg.Go(func() { wk.run(ctx) })
+		wg.Go(func() { guard(abort, fmt.Sprintf("worker %d (%s)", i, c.Name()), func() { wk.run(ctx) }) })
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -196,7 +202,7 @@ func (w Workload) drive(ctx context.Context, clients []Client, res *Resource) {
 			if w.Progress != nil {
 				w.Progress(cnt.snapshot(time.Since(start), clients))
 			}
-			return
+			return panicked(ctx)
 		case <-tick.C:
 			if w.Progress != nil {
 				w.Progress(cnt.snapshot(time.Since(start), clients))

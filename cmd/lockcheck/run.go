@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -124,7 +125,7 @@ func chaosRun(ctx context.Context, t *topology.Topology, rf runFlags, faults []s
 	}
 	fmt.Fprintf(stderr, "run %s %s %s, faults %s, %s, seed %d -> %s\n", t.Build.Name, t.Kind, rf.client, orNone(rf.faults), rf.duration, rf.seed, out)
 	rec := history.NewRecorder()
-	injected := 0
+	var injected atomic.Int64
 	chaos := scenarios.Chaos{
 		Workload: scenarios.Workload{Client: rf.client, Clients: rf.clients, Keys: rf.keys, TTL: rf.ttl, Duration: rf.duration, Seed: rf.seed, Recorder: rec,
 			WorkMin: rf.workMin, WorkMax: rf.workMax,
@@ -133,7 +134,7 @@ func chaosRun(ctx context.Context, t *topology.Topology, rf runFlags, faults []s
 		AOF:       rf.aof,
 		StderrDir: out,
 		Log:       fileLogger(filepath.Join(out, "run.log")),
-		Injected:  func(scenarios.Event, error) { injected++ },
+		Injected:  func(scenarios.Event, error) { injected.Add(1) },
 	}
 	stopProgress := progressLine(ctx, stderr, rec, &injected)
 	res, err := chaos.Run(ctx, t)
@@ -200,7 +201,7 @@ func printVerdict(w io.Writer, rr reports.RunResult, out string) {
 
 // progressLine prints elapsed time, operations, faults injected and the
 // violations found so far, once a second, on one line.
-func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *int) func() {
+func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -221,7 +222,7 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 			if time.Since(lastCheck) >= 5*time.Second {
 				violations, lastCheck = quickViolations(ctx, rec), time.Now()
 			}
-			fmt.Fprintf(w, "\r%6.0fs  ops %-8d faults %-3d violations so far %d   ", time.Since(rec.Started()).Seconds(), rec.Len(), *injected, violations)
+			fmt.Fprintf(w, "\r%6.0fs  ops %-8d faults %-3d violations so far %d   ", time.Since(rec.Started()).Seconds(), rec.Len(), injected.Load(), violations)
 		}
 	}()
 	return func() { close(done); <-stopped }

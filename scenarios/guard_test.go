@@ -1,0 +1,60 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// panicFault is a fault whose injection panics.
+type panicFault struct{}
+
+func (panicFault) Name() string                 { return "test-panic" }
+func (panicFault) Available(topology.Kind) bool { return true }
+func (panicFault) Inject(context.Context, FaultEnv) error {
+	panic("the fault broke")
+}
+
+// TestPanicEndsTheRun shows that a panic in a worker's client or in a fault
+// ends the run with a *PanicError, early, instead of ending the process
+// before the caller tears the topology down.
+func TestPanicEndsTheRun(t *testing.T) {
+	topo := startStandalone(t, "valkey-9.1")
+	registry["test-panic-release"] = cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ,
+		func(context.Context, valkey.CommandClient, string, string) Result { panic("the client library broke") }))
+	t.Cleanup(func() { delete(registry, "test-panic-release") })
+
+	cases := []struct {
+		name, client, where string
+		faults              []Fault
+	}{
+		{"worker", "test-panic-release", "worker", nil},
+		{"fault", "native", "fault schedule", []Fault{panicFault{}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			const duration = 40 * time.Second
+			w := Workload{Client: c.client, Clients: 3, Keys: 1, TTL: 300 * time.Millisecond, Duration: duration, Seed: 1}
+			start := time.Now()
+			res, err := Chaos{Workload: w, Faults: c.faults}.Run(context.Background(), topo)
+			took := time.Since(start)
+			var pe *PanicError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Run returned %v, %v; want a *PanicError", res, err)
+			}
+			if !strings.HasPrefix(pe.Where, c.where) || !strings.Contains(pe.Error(), "broke") || len(pe.Stack) == 0 {
+				t.Fatalf("panic error %q in %q, stack %d bytes", pe.Error(), pe.Where, len(pe.Stack))
+			}
+			if took > duration/2 {
+				t.Fatalf("the run went on for %v after the panic", took)
+			}
+			t.Logf("%v after %v", err, took.Round(time.Millisecond))
+		})
+	}
+}
