@@ -66,12 +66,13 @@ func Connect(ctx context.Context, log *slog.Logger) (*Engine, error) {
 	}
 	cli, err := tc.NewDockerClientWithOpts(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("no Docker engine (%v): start dockerd or set DOCKER_HOST", err)
+		// testcontainers-go joins one error per place it looked.
+		return nil, fmt.Errorf("no Docker engine (%s): start dockerd or set DOCKER_HOST", oneLine(err))
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx, client.PingOptions{}); err != nil {
-		return nil, fmt.Errorf("no Docker engine answers (%v): start dockerd or set DOCKER_HOST", firstLine(err))
+		return nil, fmt.Errorf("no Docker engine answers (%s): start dockerd or set DOCKER_HOST", oneLine(err))
 	}
 	return &Engine{cli: cli, log: log}, nil
 }
@@ -83,11 +84,17 @@ func (e *Engine) Client() *tc.DockerClient { return e.cli }
 // Close releases the connection.
 func (e *Engine) Close() error { return e.cli.Close() }
 
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+// oneLine joins a multi-line error's lines with "; ".
+func oneLine(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
 	}
+	return strings.Join(lines, "; ")
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }
 

@@ -1,6 +1,3 @@
-// The lead removes this constraint together with check_tmp.go, the stub
-// that declares runCheck until then; both at once keep the build whole.
-
 package main
 
 import (
@@ -13,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/reports"
 )
@@ -51,7 +49,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	opts := CheckOptions(h)
+	opts := harness.CheckOptions(h)
 	opts.ClockTolerance, opts.Timeout, opts.Loss, opts.FaultGrace = *tolerance, *timeout, checker.LossPolicy(*loss), *grace
 	switch *doubles {
 	case "auto":
@@ -73,10 +71,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		notes = old.Notes
 	}
 	rr := reports.NewRunResult(h, res, notes)
-	if err := writeRunFiles(dir, h, res, rr); err != nil {
+	if err := harness.WriteFiles(dir, h, res, rr); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	fmt.Fprintf(stderr, "checked %d operations in %s\n", res.Ops, time.Since(start).Round(time.Millisecond))
-	printVerdict(stdout, rr, dir)
+	reports.WriteVerdict(stdout, rr, dir)
 	return res.Verdict.ExitCode()
 }

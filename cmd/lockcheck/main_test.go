@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -46,4 +49,33 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 			t.Errorf("lockcheck %s: stderr %q lacks %q", strings.Join(c.args, " "), msg, c.want)
 		}
 	}
+}
+
+// TestNoEngineIsOneLine hides the Docker engine from a child process (the
+// default socket covered in a private mount namespace, DOCKER_HOST at a
+// missing socket): a command that needs the engine says so in one line and
+// exits 2.
+func TestNoEngineIsOneLine(t *testing.T) {
+	if os.Getenv("LOCKCHECK_TEST_NO_ENGINE") == "1" {
+		os.Exit(run([]string{"probe", "--server", "valkey-9.1"}, os.Stdout, os.Stderr))
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("hiding the engine's socket needs root and unshare")
+	}
+	hide := `for s in /var/run/docker.sock /run/docker.sock; do [ -S "$s" ] && mount --bind /dev/null "$s"; done; exec "$0" -test.run '^TestNoEngineIsOneLine$'`
+	cmd := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c", hide, os.Args[0])
+	cmd.Env = append(os.Environ(), "LOCKCHECK_TEST_NO_ENGINE=1", "DOCKER_HOST=unix:///nonexistent/docker.sock")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("exit %v, want 2; stderr %q", err, stderr.String())
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "lockcheck: no Docker engine") || !strings.Contains(msg, "start dockerd") {
+		t.Fatalf("stderr is not one line saying there is no engine and how to fix it:\n%s", msg)
+	}
+	t.Log(msg)
 }

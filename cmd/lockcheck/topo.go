@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
+	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -47,13 +47,7 @@ func (f *topoFlags) start(ctx context.Context, stderr io.Writer) (*topology.Engi
 	if err != nil {
 		return nil, nil, fail(stderr, "%v", err)
 	}
-	img, err := eng.Obtain(ctx, b, src, stderr)
-	if err != nil {
-		eng.Close()
-		return nil, nil, fail(stderr, "%v", err)
-	}
-	fmt.Fprintf(stderr, "starting %s %s on %s\n", b.Name, kind, img.Ref)
-	t, err := topology.Start(ctx, eng, b, img.Ref, kind, topology.Options{AOF: f.aof})
+	t, err := harness.Start(ctx, eng, b, src, kind, topology.Options{AOF: f.aof}, stderr)
 	if err != nil {
 		eng.Close()
 		return nil, nil, fail(stderr, "%v", err)
@@ -61,13 +55,10 @@ func (f *topoFlags) start(ctx context.Context, stderr io.Writer) (*topology.Engi
 	return eng, t, 0
 }
 
-// teardown removes the topology with a deadline of its own, so that it
-// also runs after Ctrl-C cancelled the command's context.
+// teardown removes the topology (also after Ctrl-C) and closes the engine.
 func teardown(ctx context.Context, eng *topology.Engine, t *topology.Topology, stderr io.Writer) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if err := t.Terminate(cctx); err != nil {
-		fmt.Fprintf(stderr, "lockcheck: teardown: %v (make clean removes what is left)\n", err)
+	if err := harness.Teardown(ctx, t); err != nil {
+		fmt.Fprintf(stderr, "lockcheck: %v\n", err)
 	}
 	eng.Close()
 }

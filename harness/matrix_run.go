@@ -1,0 +1,185 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// Run makes every run in turn, each on a fresh topology torn down after
+// it, and rewrites the index after each, so that index.html always shows
+// what finished. After Ctrl-C (ctx ended) it tears down the current run and
+// returns the index as it stands. The error is only for the index's files:
+// a run that failed is a cell with its reason.
+func (m *Matrix) Run(ctx context.Context, eng *topology.Engine) (*reports.Index, error) {
+	idx, runs := m.layout()
+	begin := time.Now()
+	var names []string
+	for _, b := range m.Builds {
+		names = append(names, b.Name)
+	}
+	fmt.Fprintf(m.Log, "matrix: %d runs (%s × %s × %s × %s, %s each), %d n/a, %d unavailable -> %s\n",
+		len(runs), strings.Join(names, ","), joinNames(m.Kinds), strings.Join(m.Clients, ","), joinNames(m.Faults), m.Duration,
+		idx.Count(reports.CellNA), idx.Count(reports.CellUnavailable), filepath.Join(m.Out, "index.html"))
+	writeErr := m.write(idx, begin)
+	for i, r := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		cell := &idx.Cells[r.cell]
+		fmt.Fprintf(m.Log, "[%d/%d] start %s %s %s %s, seed %d (elapsed %s)\n", i+1, len(runs), r.build.Name, r.kind, r.client, r.fault.Name(), cell.Seed, since(begin))
+		runBegin := time.Now()
+		m.runOne(ctx, eng, r, cell)
+		if cell.Result != nil {
+			setVersion(idx, cell)
+		}
+		fmt.Fprintf(m.Log, "[%d/%d] end   %s %s %s %s: %s in %s (%d/%d done, elapsed %s)\n", i+1, len(runs), r.build.Name, r.kind, r.client, r.fault.Name(),
+			cellLine(cell), since(runBegin), i+1, len(runs), since(begin))
+		if err := m.write(idx, begin); err != nil {
+			writeErr = err
+		}
+	}
+	idx.Complete = ctx.Err() == nil && Incomplete(idx) == 0
+	if err := m.write(idx, begin); err != nil {
+		writeErr = err
+	}
+	return idx, writeErr
+}
+
+// Incomplete counts the cells whose run did not finish: failed to start or
+// run, interrupted, or never run.
+func Incomplete(idx *reports.Index) int {
+	return idx.Count(reports.CellError) + idx.Count(reports.CellInterrupted) + idx.Count(reports.CellNotRun)
+}
+
+// runOne starts a fresh topology, runs one combination on it, tears it
+// down and fills the cell. The run's start-up lines go to lockcheck.log in
+// its folder, its check table to verdict.txt.
+func (m *Matrix) runOne(ctx context.Context, eng *topology.Engine, r matrixRun, cell *reports.IndexCell) {
+	dir := filepath.Join(m.Out, cell.Dir)
+	err := m.runIn(ctx, eng, r, cell, dir)
+	switch {
+	case err == nil:
+	case errors.Is(err, scenarios.ErrUnsupported):
+		cell.Outcome, cell.Reason = reports.CellNA, err.Error()
+	case ctx.Err() != nil:
+		cell.Outcome, cell.Reason = reports.CellNotRun, "interrupted: "+err.Error()
+	default:
+		cell.Outcome, cell.Reason, cell.Link = reports.CellError, err.Error(), cell.Dir+"/lockcheck.log"
+		if f, ferr := os.OpenFile(filepath.Join(dir, "lockcheck.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); ferr == nil {
+			fmt.Fprintf(f, "lockcheck: %v\n", err)
+			f.Close()
+		}
+	}
+}
+
+func (m *Matrix) runIn(ctx context.Context, eng *topology.Engine, r matrixRun, cell *reports.IndexCell, dir string) (err error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	log, err := os.Create(filepath.Join(dir, "lockcheck.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	t, err := Start(ctx, eng, r.build, m.Sources, r.kind, topology.Options{}, log)
+	if err != nil {
+		return fmt.Errorf("topology did not start: %w", err)
+	}
+	defer func() {
+		if terr := Teardown(ctx, t); terr != nil {
+			fmt.Fprintf(m.Log, "lockcheck: %v\n", terr)
+		}
+	}()
+	if err := refusal(ctx, t, r.client); err != nil {
+		return err
+	}
+	run := Defaults
+	run.Client, run.Faults, run.Duration, run.TTL, run.Seed, run.Out = r.client, []scenarios.Fault{r.fault}, m.Duration, m.TTL, cell.Seed, dir
+	out, err := run.Execute(ctx, t)
+	if err != nil {
+		return err
+	}
+	verdict, err := os.Create(filepath.Join(dir, "verdict.txt"))
+	if err != nil {
+		return err
+	}
+	defer verdict.Close()
+	reports.WriteVerdict(verdict, out.Result, dir)
+	cell.SetResult(out.Result, out.Interrupted)
+	cell.Link = cell.Dir + "/report.html"
+	return nil
+}
+
+// refusal returns the refusal when the build lacks a command the client
+// needs: the cell is then n/a, not an error. A probe that fails is left for
+// the run to report.
+func refusal(ctx context.Context, t *topology.Topology, client string) error {
+	if strings.HasPrefix(client, scenarios.ExternalPrefix) {
+		return nil
+	}
+	cfg := scenarios.ConfigFor(t)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	caps, err := scenarios.Probe(pctx, cfg.Option)
+	if err != nil {
+		return nil
+	}
+	if err := caps.Check(client, cfg.Server, cfg.Version); errors.Is(err, scenarios.ErrUnsupported) {
+		return err
+	}
+	return nil
+}
+
+// write saves the index as it stands.
+func (m *Matrix) write(idx *reports.Index, begin time.Time) error {
+	idx.Elapsed = since(begin)
+	return reports.WriteIndex(m.Out, idx)
+}
+
+// setVersion names the version the servers reported in the run's column.
+func setVersion(idx *reports.Index, cell *reports.IndexCell) {
+	for i := range idx.Columns {
+		col := &idx.Columns[i]
+		if col.Server == cell.Server && col.Topology == cell.Topology && col.Version == "" {
+			col.Version = cell.Result.Version
+		}
+	}
+}
+
+func cellLine(c *reports.IndexCell) string {
+	s := c.Text()
+	if c.Reason != "" && c.Outcome != reports.CellInterrupted {
+		s += " (" + c.Reason + ")"
+	}
+	return s
+}
+
+func since(t time.Time) string { return time.Since(t).Round(time.Second).String() }
+
+// joinNames joins topology kinds or faults by name.
+func joinNames[T any](items []T) string {
+	var s []string
+	for _, it := range items {
+		s = append(s, nameOf(it))
+	}
+	return strings.Join(s, ",")
+}
+
+func nameOf(v any) string {
+	if n, ok := v.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return fmt.Sprint(v)
+}

@@ -1,0 +1,24 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteVerdict prints a run's checks as a table, its notes, and the verdict
+// line with the report's path: what a terminal shows after a run.
+func WriteVerdict(w io.Writer, rr RunResult, dir string) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "CHECK\tSTATUS\tCOUNT\tSUMMARY\n")
+	for _, c := range rr.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.Name, c.Status, c.Count, c.Summary)
+	}
+	tw.Flush()
+	for _, n := range rr.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	fmt.Fprintf(w, "verdict: %s (%d ops, seed %d); report: %s\n", strings.ToUpper(string(rr.Verdict)), rr.Ops, rr.Seed, filepath.Join(dir, "report.html"))
+}
