@@ -149,6 +149,11 @@ func TestMatrixRun(t *testing.T) {
 	if ran.Result == nil || ran.Result.Ops == 0 || ran.Link == "" {
 		t.Fatalf("the run's cell: %+v", ran)
 	}
+	// SCRIPT FLUSH cannot hurt a client without scripts, and a run has no
+	// stalls unless asked: the correct client is safe.
+	if ran.Outcome != reports.CellSafe {
+		t.Fatalf("native under script-flush: %s (%s)", ran.Outcome, ran.Reason)
+	}
 	for _, f := range []string{"report.html", "history.json", "result.json", "junit.xml", "verdict.txt", "run.log"} {
 		if _, err := os.Stat(filepath.Join(out, ran.Dir, f)); err != nil {
 			t.Fatal(err)

@@ -26,6 +26,12 @@ type Run struct {
 	Duration, TTL, WorkMin, WorkMax time.Duration
 	Seed                            int64
 	Clients, Keys                   int
+	// StallRate is the share of holds that stall past the TTL without
+	// extending, like a long GC pause (0: none). An unfenced client's
+	// write after such a stall is stale whatever the server does, so a
+	// correct unfenced client fails the resource check with stalls on:
+	// they are for showing that, not for gating a library on a fault.
+	StallRate float64
 	// AOF says the topology runs with AOF (a killed node keeps its data).
 	AOF bool
 	// Out is the run's folder: history.json, result.json, report.html,
@@ -104,7 +110,7 @@ func (r Run) Execute(ctx context.Context, t *topology.Topology) (*Outcome, error
 	var injected atomic.Int64
 	chaos := scenarios.Chaos{
 		Workload: scenarios.Workload{Client: r.Client, Clients: r.Clients, Keys: r.Keys, TTL: r.TTL, Duration: r.Duration, Seed: r.Seed,
-			WorkMin: r.WorkMin, WorkMax: r.WorkMax, Recorder: rec, Log: log},
+			WorkMin: r.WorkMin, WorkMax: r.WorkMax, StallRate: stallRate(r.StallRate), Recorder: rec, Log: log},
 		Faults:    r.Faults,
 		AOF:       r.AOF,
 		StderrDir: r.Out,
@@ -138,6 +144,15 @@ func (r Run) Execute(ctx context.Context, t *topology.Topology) (*Outcome, error
 		return nil, err
 	}
 	return &Outcome{History: h, Check: result, Result: rr, Interrupted: ctx.Err() != nil}, nil
+}
+
+// stallRate maps the run's stall rate (0: none) to the workload's (0 means
+// its default there, negative none).
+func stallRate(r float64) float64 {
+	if r <= 0 {
+		return -1
+	}
+	return r
 }
 
 // CheckOptions are the checks a run's history gets: a client that draws

@@ -26,6 +26,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--server", "valkey-9.1", "--client", "nosuch"}, "unknown client"},
 		{[]string{"run", "--server", "valkey-9.1", "--duration", "-1s"}, "must be positive"},
 		{[]string{"run", "--bogus"}, "run lockcheck run -h"},
+		{[]string{"run", "--server", "valkey-9.1", "--stall-rate", "2"}, "between 0 and 1"},
 		{[]string{"probe"}, "--server is required"},
 		{[]string{"compat", "--topologies", "mesh"}, "unknown topology"},
 		{[]string{"images", "--server-binary", "nopath"}, "want NAME=PATH"},

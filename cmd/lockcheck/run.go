@@ -26,6 +26,7 @@ type runFlags struct {
 	ttl      time.Duration
 	workMin  time.Duration
 	workMax  time.Duration
+	stalls   float64
 	out      string
 }
 
@@ -40,7 +41,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.keys, "keys", d.Keys, "lock keys (few keys, many clients: every lock is contended)")
 	fs.DurationVar(&f.ttl, "ttl", d.TTL, "lease asked for by every acquire and extend; longer than a failover, so a lock lost with a primary is still believed held when the new primary hands it out")
 	fs.DurationVar(&f.workMin, "work-min", 0, "shortest work while holding (default TTL/5: longer than a failover)")
-	fs.DurationVar(&f.workMax, "work-max", 0, "longest work while holding (default 2 TTL/5: before the first extend at TTL/3, mostly; some holds stall past the TTL)")
+	fs.DurationVar(&f.workMax, "work-max", 0, "longest work while holding (default 2 TTL/5: before the first extend at TTL/3, mostly)")
+	fs.Float64Var(&f.stalls, "stall-rate", 0, "share of holds (0..1) that stall past the TTL without extending, like a GC pause; an unfenced client's write after one is stale (see also --fault pause-client)")
 	fs.StringVar(&f.out, "out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
 }
 
@@ -86,6 +88,9 @@ func (rf *runFlags) run(stderr io.Writer) (harness.Run, int) {
 	if rf.duration <= 0 || rf.clients <= 0 || rf.keys <= 0 || rf.ttl < 10*time.Millisecond {
 		return harness.Run{}, fail(stderr, "--duration, --clients, --keys must be positive and --ttl at least 10ms")
 	}
+	if rf.stalls < 0 || rf.stalls > 1 {
+		return harness.Run{}, fail(stderr, "--stall-rate %g: want a share between 0 and 1", rf.stalls)
+	}
 	if code := checkClient(rf.client, stderr); code != 0 {
 		return harness.Run{}, code
 	}
@@ -105,7 +110,7 @@ func (rf *runFlags) run(stderr io.Writer) (harness.Run, int) {
 		faults = append(faults, f)
 	}
 	run := harness.Run{Client: rf.client, Faults: faults, Duration: rf.duration, TTL: rf.ttl, WorkMin: rf.workMin, WorkMax: rf.workMax,
-		Seed: rf.seed, Clients: rf.clients, Keys: rf.keys, AOF: rf.aof, Out: rf.out}.WithDefaults()
+		Seed: rf.seed, Clients: rf.clients, Keys: rf.keys, StallRate: rf.stalls, AOF: rf.aof, Out: rf.out}.WithDefaults()
 	if run.WorkMax < run.WorkMin {
 		return harness.Run{}, fail(stderr, "--work-max %s is shorter than --work-min %s", run.WorkMax, run.WorkMin)
 	}
