@@ -137,6 +137,14 @@ func widen(ws lossWindows, span int64) lossWindows {
 
 // parallel calls f(0..n-1) on up to workers goroutines.
 func parallel(n, workers int, f func(i int)) {
+	parallelWorkers(n, workers, func() (func(int), func()) { return f, func() {} })
+}
+
+// parallelWorkers calls jobs 0..n-1 on up to workers goroutines. Each
+// goroutine gets its job function and a finish function from newWorker, so
+// it can keep state between its jobs (search buffers, local results) and
+// hand it over once at the end.
+func parallelWorkers(n, workers int, newWorker func() (job func(i int), finish func())) {
 	workers = max(1, min(workers, n))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -147,13 +155,15 @@ func parallel(n, workers int, f func(i int)) {
 		go func() {
 			defer wg.Done()
 			defer p.catch()
+			job, finish := newWorker()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n {
-					return
+					break
 				}
-				f(i)
+				job(i)
 			}
+			finish()
 		}()
 	}
 	wg.Wait()

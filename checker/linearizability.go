@@ -165,41 +165,29 @@ func (c *linChecker) run(ctx context.Context, workers int) []partVerdict {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = max(1, min(workers, len(c.segs)))
-	var next atomic.Int64
 	var mu sync.Mutex
 	var bad []partVerdict
-	var wg sync.WaitGroup
-	var p panics
-	defer p.rethrow()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer p.catch()
-			var g greedy
-			var local []partVerdict
-			for {
-				si := int(next.Add(1) - 1)
-				if si >= len(c.segs) {
-					break
-				}
-				if ctx.Err() != nil {
-					local = append(local, partVerdict{seg: si, res: porcupine.Unknown})
-					continue
-				}
-				for _, v := range []partVerdict{c.lock(&g, si), c.fence(&g, si)} {
-					if v.res != porcupine.Ok {
-						local = append(local, v)
-					}
+	parallelWorkers(len(c.segs), workers, func() (func(int), func()) {
+		var g greedy
+		var local []partVerdict
+		job := func(si int) {
+			if ctx.Err() != nil {
+				local = append(local, partVerdict{seg: si, res: porcupine.Unknown})
+				return
+			}
+			for _, v := range []partVerdict{c.lock(&g, si), c.fence(&g, si)} {
+				if v.res != porcupine.Ok {
+					local = append(local, v)
 				}
 			}
+		}
+		finish := func() {
 			mu.Lock()
 			bad = append(bad, local...)
 			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+		}
+		return job, finish
+	})
 	return bad
 }
 

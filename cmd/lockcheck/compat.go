@@ -25,17 +25,12 @@ func runCompat(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	var builds []topology.Build
-	if *servers == "" {
+	builds, err := sf.builds(splitList(*servers))
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if len(builds) == 0 {
 		builds = topology.Builds()
-	} else {
-		for _, name := range splitList(*servers) {
-			b, err := sf.build(name)
-			if err != nil {
-				return fail(stderr, "%v", err)
-			}
-			builds = append(builds, b)
-		}
 	}
 	var kinds []topology.Kind
 	for _, name := range splitList(*topos) {

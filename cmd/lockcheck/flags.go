@@ -87,6 +87,19 @@ func (s *sourceFlags) build(name string) (topology.Build, error) {
 	return b, err
 }
 
+// builds finds each named build; no names give none.
+func (s *sourceFlags) builds(names []string) ([]topology.Build, error) {
+	var out []topology.Build
+	for _, name := range names {
+		b, err := s.build(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
 type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }

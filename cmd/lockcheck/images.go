@@ -22,13 +22,9 @@ func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	var builds []topology.Build
-	for _, name := range fs.Args() {
-		b, err := sf.build(name)
-		if err != nil {
-			return fail(stderr, "%v", err)
-		}
-		builds = append(builds, b)
+	builds, err := sf.builds(fs.Args())
+	if err != nil {
+		return fail(stderr, "%v", err)
 	}
 	if len(builds) == 0 {
 		builds = topology.Builds()

@@ -131,13 +131,9 @@ func parseMatrix(m *harness.Matrix, sf sourceFlags, servers, topos, clients, fau
 	if len(m.Kinds) == 0 || len(m.Clients) == 0 || len(m.Faults) == 0 {
 		return nil, fail(stderr, "nothing to run: name at least one topology, client and fault")
 	}
-	var want []topology.Build
-	for _, name := range splitList(servers) {
-		b, err := sf.build(name)
-		if err != nil {
-			return nil, fail(stderr, "%v", err)
-		}
-		want = append(want, b)
+	want, err := sf.builds(splitList(servers))
+	if err != nil {
+		return nil, fail(stderr, "%v", err)
 	}
 	return want, 0
 }
