@@ -13,9 +13,14 @@ import (
 
 // perKey is what the per-key checks found on one key.
 type perKey struct {
-	segs                               []segment
-	holds                              []Hold
-	double, fence, resource, ttl, lost findings
+	segs                                         []segment
+	holds                                        []Hold
+	double, fence, resource, ttl, lost, rejected findings
+}
+
+// all are the findings in the order Run merges them.
+func (o *perKey) all() [6]*findings {
+	return [6]*findings{&o.double, &o.fence, &o.resource, &o.ttl, &o.lost, &o.rejected}
 }
 
 // Run runs every check on h. It returns an error only for a history it
@@ -42,7 +47,7 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 	outs := make([]perKey, len(keys))
 	parallel(len(keys), opts.Workers, func(ki int) {
 		k, o := keys[ki], &outs[ki]
-		for _, f := range []*findings{&o.double, &o.fence, &o.resource, &o.ttl, &o.lost} {
+		for _, f := range o.all() {
 			f.max = opts.MaxFindings
 		}
 		k.prepare(h)
@@ -55,17 +60,18 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 		noExpiry(h, k, faults, &o.ttl)
 		stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, faults, &o.ttl)
 		lostLocks(h, k, faults, &o.lost)
+		rejectedCommands(h, k, faults, &o.rejected)
 	})
 
 	res := &Result{Ops: len(h.Ops), Keys: len(keys), Options: opts}
-	all := make([]findings, 5)
+	var all [6]findings
 	for i := range all {
 		all[i].max = opts.MaxFindings
 	}
 	var segs []segment
 	for i := range outs {
 		o := &outs[i]
-		for n, f := range []*findings{&o.double, &o.fence, &o.resource, &o.ttl, &o.lost} {
+		for n, f := range o.all() {
 			all[n].merge(f)
 		}
 		segs = append(segs, o.segs...)
@@ -79,6 +85,7 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 		Resource:     all[2].check(Resource, "lost increments"),
 		TTL:          all[3].check(TTL, "keys without expiry or stuck"),
 		LostLocks:    all[4].check(LostLocks, "lost-lock incidents"),
+		Rejected:     all[5].check(Rejected, "lock commands rejected with an error"),
 	}
 	if !hasFences(h) {
 		checks[Fence] = Check{Name: Fence, Status: Skipped, Summary: "no fenced operations in the history"}

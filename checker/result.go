@@ -16,11 +16,12 @@ const (
 	Resource        = "resource"
 	Linearizability = "linearizability"
 	TTL             = "ttl"
+	Rejected        = "rejected"
 	LostLocks       = "lost_locks"
 )
 
 // CheckNames lists every check a Result carries.
-var CheckNames = []string{DoubleHolder, Fence, Resource, Linearizability, TTL, LostLocks}
+var CheckNames = []string{DoubleHolder, Fence, Resource, Linearizability, TTL, Rejected, LostLocks}
 
 func knownCheck(name string) bool {
 	for _, n := range CheckNames {

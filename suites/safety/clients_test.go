@@ -57,6 +57,8 @@ var _ = Describe("a rolling upgrade caught half way", func() {
 			}
 		}
 		Expect(unknown).To(BeNumerically(">", 0), "DELIFEQ reached the promoted 8.1 node")
+		rej := check(r, checker.Rejected)
+		Expect(rej.Status).To(Equal(checker.Fail), "a release the server does not know fails the rejected check: %s", rej.Summary)
 		lost := check(r, checker.LostLocks)
 		Expect(lost.Count).To(BeNumerically(">", 0), lost.Summary)
 		Expect(r.Verdict).NotTo(Equal(checker.Safe), "a run whose releases fail is not reported safe: %s", r.Summary)
