@@ -22,12 +22,11 @@ import (
 func (m *Matrix) Run(ctx context.Context, eng *topology.Engine) (*reports.Index, error) {
 	idx, runs := m.layout()
 	begin := time.Now()
-	var names []string
-	for _, b := range m.Builds {
-		names = append(names, b.Name)
-	}
-	fmt.Fprintf(m.Log, "matrix: %d runs (%s × %s × %s × %s, %s each), %d n/a, %d unavailable -> %s\n",
-		len(runs), strings.Join(names, ","), joinNames(m.Kinds), strings.Join(m.Clients, ","), joinNames(m.Faults), m.Duration,
+	fmt.Fprintf(m.Log, "matrix: %d runs (%s × %s × %s × %s, %s each), %d n/a, %d unavailable -> %s\n", len(runs),
+		joinNames(m.Builds, func(b MatrixBuild) string { return b.Name }),
+		joinNames(m.Kinds, func(k topology.Kind) string { return string(k) }),
+		strings.Join(m.Clients, ","),
+		joinNames(m.Faults, scenarios.Fault.Name), m.Duration,
 		idx.Count(reports.CellNA), idx.Count(reports.CellUnavailable), filepath.Join(m.Out, "index.html"))
 	writeErr := m.write(idx, begin)
 	for i, r := range runs {
@@ -74,10 +73,6 @@ func (m *Matrix) runOne(ctx context.Context, eng *topology.Engine, r matrixRun, 
 		cell.Outcome, cell.Reason = reports.CellNotRun, "interrupted: "+err.Error()
 	default:
 		cell.Outcome, cell.Reason, cell.Link = reports.CellError, err.Error(), cell.Dir+"/lockcheck.log"
-		if f, ferr := os.OpenFile(filepath.Join(dir, "lockcheck.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); ferr == nil {
-			fmt.Fprintf(f, "lockcheck: %v\n", err)
-			f.Close()
-		}
 	}
 }
 
@@ -93,6 +88,12 @@ func (m *Matrix) runIn(ctx context.Context, eng *topology.Engine, r matrixRun, c
 		return err
 	}
 	defer log.Close()
+	// The cell links here: the log ends with why the run failed.
+	defer func() {
+		if err != nil {
+			fmt.Fprintf(log, "lockcheck: %v\n", err)
+		}
+	}()
 	t, err := Start(ctx, eng, r.build, m.Sources, r.kind, topology.Options{}, log)
 	if err != nil {
 		return fmt.Errorf("topology did not start: %w", err)
@@ -168,18 +169,11 @@ func cellLine(c *reports.IndexCell) string {
 
 func since(t time.Time) string { return time.Since(t).Round(time.Second).String() }
 
-// joinNames joins topology kinds or faults by name.
-func joinNames[T any](items []T) string {
+// joinNames joins items by name with commas.
+func joinNames[T any](items []T, name func(T) string) string {
 	var s []string
 	for _, it := range items {
-		s = append(s, nameOf(it))
+		s = append(s, name(it))
 	}
 	return strings.Join(s, ",")
-}
-
-func nameOf(v any) string {
-	if n, ok := v.(interface{ Name() string }); ok {
-		return n.Name()
-	}
-	return fmt.Sprint(v)
 }
