@@ -63,17 +63,16 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	}
 	env := FaultEnv{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: c.AOF, Log: c.Log, Freezer: w.Freezer}
 
-	// The faults and the workload end together: the faults when the
-	// workload is done, the workload when a fault panics (the run is
-	// void, and the caller must still tear down).
-	fctx, stopFaults := context.WithCancelCause(ctx)
-	defer stopFaults(nil)
+	// The faults end with the workload; a fault that panics ends both (the
+	// run is void, and the caller must still tear down).
 	wctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
+	fctx, stopFaults := context.WithCancel(wctx)
+	defer stopFaults()
 	var notes faultNotes
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		guard(stopFaults, "fault schedule", func() {
+		guard(abort, "fault schedule", func() {
 			RunSchedule(fctx, w.Recorder.Started(), events, c.Faults, env, func(ev Event, err error) {
 				if err != nil && fctx.Err() == nil {
 					notes.add(fmt.Sprintf("%s at %s on %s: %v", ev.Fault, ev.At.Round(time.Millisecond), ev.Key, err))
@@ -84,9 +83,6 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 				}
 			})
 		})
-		if err := panicked(fctx); err != nil {
-			abort(err)
-		}
 	})
 	cfg := ConfigFor(t)
 	cfg.StderrDir = c.StderrDir
@@ -94,9 +90,9 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 		c.Configure(&cfg)
 	}
 	h, err := w.Run(wctx, cfg)
-	stopFaults(nil)
+	stopFaults()
 	wg.Wait()
-	if perr := panicked(fctx); perr != nil {
+	if perr := panicked(wctx); perr != nil {
 		err = perr
 	}
 	if err != nil {
