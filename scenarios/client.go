@@ -89,6 +89,11 @@ type ClientConfig struct {
 	FenceGap time.Duration
 	// FenceGapRandom makes half of those pauses FenceGap and half none.
 	FenceGapRandom bool
+	// MidOp, when set, runs between the two commands of a lock operation
+	// that takes two (mutant-fence-outside's SET and INCR), after any
+	// FenceGap: a script freezes the client there, for exactly as long as
+	// its interleaving needs, where a gap could only guess.
+	MidOp func(ctx context.Context, key string)
 	// StderrDir keeps each external adapter's stderr (default: a new
 	// temporary folder).
 	StderrDir string

@@ -36,7 +36,12 @@ type FaultEnv struct {
 	AOF bool
 	// Freezer reaches the workload's holders, for pause-client.
 	Freezer *Freezer
-	Log     *slog.Logger
+	// From, when set, is the instant (on Rec's clock) from which an
+	// acquire counts as the one a fault waits for; by default, from when
+	// the fault starts waiting. A script sets it before its acquire so the
+	// fault cannot miss it.
+	From int64
+	Log  *slog.Logger
 }
 
 // window records a fault's window in the history and returns the function
@@ -135,10 +140,14 @@ func replicasOf(ctx context.Context, t *topology.Topology, primary *topology.Nod
 	return out
 }
 
-// awaitAcquire waits until an acquire that returned OK was recorded after
-// the call and accept(key) holds for it, or limit passes.
-func awaitAcquire(ctx context.Context, rec *history.Recorder, accept func(key string) bool, limit time.Duration) (string, bool) {
-	start := rec.Now()
+// awaitAcquire waits until an acquire that returned OK was recorded, called
+// after env.From (or this call) and accept(key) holds for it, or limit passes.
+func awaitAcquire(ctx context.Context, env FaultEnv, accept func(key string) bool, limit time.Duration) (string, bool) {
+	rec := env.Rec
+	start := env.From
+	if start == 0 {
+		start = rec.Now()
+	}
 	_, from := rec.Since(1 << 62)
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {

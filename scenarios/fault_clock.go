@@ -14,6 +14,7 @@ import (
 // client acquired a lock on that primary, so the holder is at the start of
 // its work and the others, still polling, find the lock free: a lease set
 // after the jump is measured on the jumped clock and does not end early.
+// Stopped early (ctx ended), it puts the clock back and returns nil.
 var ClockJump Fault = clockJump{faultBase{"clock-jump", anyKind}}
 
 type clockJump struct{ faultBase }
@@ -28,11 +29,11 @@ func (f clockJump) Inject(ctx context.Context, env FaultEnv) error {
 		q, err := env.Topo.Primary(ctx, key)
 		return err == nil && q == p
 	}
-	awaitAcquire(ctx, env.Rec, onPrimary, max(2*env.TTL, 5*time.Second))
+	awaitAcquire(ctx, env, onPrimary, max(2*env.TTL, 5*time.Second))
 	end := env.window(f.name, p, "+"+jump.String())
 	defer end()
 	defer resetClock(ctx, p)
-	if err := p.SetClockOffset(ctx, jump); err != nil {
+	if err := p.SetClockOffset(ctx, jump); err != nil && ctx.Err() == nil {
 		return err
 	}
 	hold(ctx, max(2*env.TTL, 2*time.Second))

@@ -12,7 +12,8 @@ import (
 // upgrade caught half way): Sentinel is asked to fail over, and the other
 // replicas are expected to carry replica-priority 0, so the older node is
 // the one it picks. Clients that use commands the old build lacks (DELIFEQ
-// on 8.1) then meet unknown-command errors.
+// on 8.1) then meet unknown-command errors. It returns once the old
+// primary serves as a replica.
 var MixedVersion Fault = mixedVersion{faultBase{"mixed-version", []topology.Kind{topology.Sentinel}}}
 
 type mixedVersion struct{ faultBase }
@@ -33,5 +34,10 @@ func (f mixedVersion) Inject(ctx context.Context, env FaultEnv) error {
 	}
 	v, _ := p.Version(ctx)
 	env.Log.Info("promoted", "node", p.Name, "version", v)
-	return nil
+	// Until the old primary is a replica it still takes writes: a client
+	// that has not heard of the switch would go on locking on the newer
+	// build.
+	cctx, cancel := cleanup(ctx)
+	defer cancel()
+	return awaitRole(cctx, old, topology.RoleReplica, 30*time.Second)
 }

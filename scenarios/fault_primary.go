@@ -46,7 +46,7 @@ func (f killPrimary) Inject(ctx context.Context, env FaultEnv) (err error) {
 	// The lock must be new to the replicas: a key they still hold from
 	// before the cut (the previous holder's, released on the primary
 	// alone) would keep the lock taken after the failover.
-	key, landed := awaitAcquire(ctx, env.Rec, func(key string) bool {
+	key, landed := awaitAcquire(ctx, env, func(key string) bool {
 		return absentOnReplicas(ctx, env.Topo, replicas, key)
 	}, max(2*env.TTL, 5*time.Second))
 	if !landed {

@@ -14,8 +14,10 @@ import (
 // pause; with random, half the acquisitions pause for gap and half do not:
 // uneven pauses are what reorder fences in a running workload) can lose the lock
 // meanwhile and still draw a bigger fence than the client that took over,
-// so the resource accepts the stale holder.
-func fenceOutside(gap time.Duration, random bool, timeout time.Duration) acquireStep {
+// so the resource accepts the stale holder. cfg.MidOp, when set, runs
+// after the pause.
+func fenceOutside(cfg ClientConfig) acquireStep {
+	gap, random, timeout := cfg.FenceGap, cfg.FenceGapRandom, cfg.Timeout
 	return func(ctx context.Context, c valkey.CommandClient, key, token string, ttl time.Duration) Result {
 		r := setNX(ctx, c, key, token, ttl)
 		if r.Outcome != history.OK {
@@ -30,6 +32,9 @@ func fenceOutside(gap time.Duration, random bool, timeout time.Duration) acquire
 			case <-time.After(pause):
 			case <-ctx.Done():
 			}
+		}
+		if cfg.MidOp != nil {
+			cfg.MidOp(ctx, key)
 		}
 		// The pause may have used up the call's deadline; the INCR gets its
 		// own, as a client that woke up would.

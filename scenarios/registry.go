@@ -50,7 +50,7 @@ var registry = map[string]kindSpec{
 	"mutant-extend-nopx":    cmdKind(nativeNeeds, false, fixed(setNX, extendNoPX, releaseDELIFEQ)),
 	"mutant-extend-keepttl": cmdKind(nativeNeeds, false, fixed(setNX, extendKeepTTL, releaseDELIFEQ)),
 	"mutant-fence-outside": cmdKind(nativeNeeds, true, func(cfg ClientConfig) (acquireStep, extendStep, releaseStep) {
-		return fenceOutside(cfg.FenceGap, cfg.FenceGapRandom, cfg.Timeout), extendIFEQ, releaseDELIFEQ
+		return fenceOutside(cfg), extendIFEQ, releaseDELIFEQ
 	}),
 	"mutant-reacquire": cmdKind(nativeNeeds, false, fixed(setNX, reacquireOnNil(extendIFEQ), releaseDELIFEQ)),
 

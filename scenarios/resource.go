@@ -48,16 +48,37 @@ func (r *Resource) Fenced() bool { return r.fenced }
 
 // Write applies w, records it, and says whether it was accepted.
 func (r *Resource) Write(w Write) bool {
+	finish := r.Begin(w)
+	if !r.fenced && r.gap > 0 {
+		time.Sleep(r.gap)
+	}
+	return finish()
+}
+
+// Begin starts w and returns the function that finishes it, records it
+// and says whether it was accepted. Unfenced, Begin reads the counter and
+// finish writes it back plus one; fenced, finish checks and takes the
+// fence. Write is Begin and finish with the resource's gap between them;
+// a script calls them itself to freeze a holder mid-write.
+func (r *Resource) Begin(w Write) (finish func() bool) {
 	op := history.Op{Client: w.Client, Worker: w.Worker, Key: w.Key, Kind: history.Write, Token: w.Token,
 		Fence: w.Fence, HasFence: w.HasFence, Call: r.rec.Now()}
-	if r.fenced {
-		r.fencedWrite(w, &op)
-	} else {
-		r.counterWrite(w, &op)
+	var read int64
+	if !r.fenced {
+		r.mu.Lock()
+		read = r.counters[w.Key]
+		r.mu.Unlock()
 	}
-	op.Return = r.rec.Now()
-	r.rec.Add(op)
-	return op.Outcome == history.OK
+	return func() bool {
+		if r.fenced {
+			r.fencedWrite(w, &op)
+		} else {
+			r.counterWrite(w.Key, read, &op)
+		}
+		op.Return = r.rec.Now()
+		r.rec.Add(op)
+		return op.Outcome == history.OK
+	}
 }
 
 func (r *Resource) fencedWrite(w Write, op *history.Op) {
@@ -75,19 +96,13 @@ func (r *Resource) fencedWrite(w Write, op *history.Op) {
 	}
 }
 
-// counterWrite leaves the gap unlocked on purpose: the lock under test is
-// the only thing meant to keep two writers apart.
-func (r *Resource) counterWrite(w Write, op *history.Op) {
+// counterWrite writes read+1, whatever was written since the read: the
+// lock under test is the only thing meant to keep two writers apart.
+func (r *Resource) counterWrite(key string, read int64, op *history.Op) {
 	r.mu.Lock()
-	v := r.counters[w.Key]
+	r.counters[key] = read + 1
 	r.mu.Unlock()
-	if r.gap > 0 {
-		time.Sleep(r.gap)
-	}
-	r.mu.Lock()
-	r.counters[w.Key] = v + 1
-	r.mu.Unlock()
-	op.Read, op.Wrote, op.Outcome = v, v+1, history.OK
+	op.Read, op.Wrote, op.Outcome = read, read+1, history.OK
 }
 
 // Counter is the unfenced mode's counter for key.

@@ -268,6 +268,9 @@ func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel
 		n.Port = SentinelPort
 	}
 	port := fmt.Sprintf("%d/tcp", n.Port)
+	if extra := t.opts.NodeConfig[name]; len(extra) > 0 {
+		conf += strings.Join(extra, "\n") + "\n"
+	}
 	files := []tc.ContainerFile{
 		{Reader: bytesReader(conf), ContainerFilePath: confPath, FileMode: 0o644},
 		{Reader: bytesReader("0\n"), ContainerFilePath: clockFile, FileMode: 0o644},
@@ -281,9 +284,6 @@ func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel
 	image := t.Image
 	if img, ok := t.opts.NodeImages[name]; ok {
 		image = img
-	}
-	if extra := t.opts.NodeConfig[name]; len(extra) > 0 {
-		conf += strings.Join(extra, "\n") + "\n"
 	}
 	c, err := tc.Run(ctx, image,
 		tc.WithName("lockcheck-"+t.RunID+"-"+name),

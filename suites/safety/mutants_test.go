@@ -1,67 +1,176 @@
 package safety_test
 
 import (
+	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// Every mutant is a known bug. Each runs in a scenario that provokes it
-// (holders that stall past the TTL, work longer than the TTL, holders that
-// never release), and the check its bug breaks must fail. The checks see
-// only the history: they are never told which client ran. The correct
-// client runs the same scenario beside each mutant and must pass that check,
-// so a scenario that fails every client proves nothing about the mutant.
-var _ = Describe("mutant clients", func() {
-	stalls := func(w *scenarios.Workload) {
-		w.StallRate, w.WorkMin, w.WorkMax = 0.5, 50*time.Millisecond, 300*time.Millisecond
-	}
+// Every mutant is a known bug, and each spec scripts the interleaving in
+// which that bug shows: a lease that ends under its holder (the script
+// waits until the server says the key is gone), another client that takes
+// the lock, the buggy call. The check the bug breaks must fail. The
+// correct client runs the same script and must pass that same check, so a
+// script that fails every client proves nothing about the mutant. The
+// checks see only the history: they are never told which client ran.
+var _ = Describe("mutant clients, scripted", func() {
 	cases := []struct {
-		client    string
-		breaks    string
-		why       string
-		workload  func(*scenarios.Workload)
-		configure func(*scenarios.ClientConfig)
+		mutant, control string
+		breaks          string
+		why             string
+		script          func(ctx context.Context, s *scenarios.Script)
 	}{
-		{"mutant-del", checker.Linearizability, "a plain DEL releases another client's lock after the first one's TTL ran out", stalls, nil},
-		{"mutant-extend-nopx", checker.TTL, "an extend without PX leaves the lock without expiry",
-			func(w *scenarios.Workload) {
-				w.AbandonRate, w.WorkMin, w.WorkMax = 0.3, 600*time.Millisecond, 900*time.Millisecond
-			}, nil},
-		{"mutant-extend-keepttl", checker.DoubleHolder, "a KEEPTTL extend does not move the deadline, so long work outlives the lease",
-			func(w *scenarios.Workload) {
-				w.StallRate, w.WorkMin, w.WorkMax = -1, 1500*time.Millisecond, 3*time.Second
-			}, nil},
-		// Holds long enough to extend after the stall, and as many keys as workers
-		// so that the key is usually free when the staller wakes: its SET NX
-		// then succeeds and is reported as an extend of a lease that had
-		// certainly ended.
-		{"mutant-reacquire", checker.Linearizability, "a quiet re-acquire after a nil extend reports an extend of a lease that had ended",
-			func(w *scenarios.Workload) {
-				w.StallRate, w.WorkMin, w.WorkMax, w.Keys = 0.5, 2500*time.Millisecond, 4*time.Second, 4
-			}, nil},
+		{"mutant-del", "native", checker.Linearizability,
+			"a plain DEL releases the lock another client took after the first one's lease ended", scriptStaleRelease},
+		{"mutant-extend-nopx", "native", checker.TTL,
+			"an extend without PX leaves the lock without expiry after its holder crashed", scriptCrashAfterExtend},
+		{"mutant-extend-keepttl", "native", checker.DoubleHolder,
+			"a KEEPTTL extend keeps the old deadline, so another client takes the lock inside the lease its holder believes in", scriptExtendThenExpire},
+		{"mutant-reacquire", "native", checker.Linearizability,
+			"after a stall past its lease and another client's hold, a nil extend is hidden by a quiet SET NX and reported as an extend of an ended lease", scriptStallThenExtend},
 	}
 	for _, c := range cases {
-		s := scenario{build: newest, kind: topology.Standalone, client: c.client, duration: 15 * time.Second, ttl: time.Second,
-			seed: 5, clients: 4, keys: 1, workload: c.workload, configure: c.configure}
-		It(c.client+" is caught by "+c.breaks+": "+c.why, labels(s, "mutant", "quick"), func(ctx SpecContext) {
-			_, r := run(ctx, s)
-			chk := check(r, c.breaks)
-			Expect(chk.Status).To(Equal(checker.Fail), chk.Summary)
-			Expect(r.Verdict).To(Equal(checker.Violated))
-		}, SpecTimeout(2*time.Minute))
+		for _, client := range []string{c.mutant, c.control} {
+			caught := client == c.mutant
+			name := client + " passes " + c.breaks + " where " + c.mutant + " fails it"
+			if caught {
+				name = client + " is caught by " + c.breaks + ": " + c.why
+			}
+			It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
+				s := script(ctx, topology.Standalone, topology.Options{}, []string{client, client, client}, nil)
+				c.script(ctx, s)
+				_, r := judge(ctx, s)
+				chk := check(r, c.breaks)
+				if caught {
+					Expect(chk.Status).To(Equal(checker.Fail), chk.Summary)
+					Expect(r.Verdict).To(Equal(checker.Violated))
+				} else {
+					Expect(chk.Status).To(Equal(checker.Pass), chk.Summary)
+				}
+			}, SpecTimeout(time.Minute))
+		}
+	}
+})
 
-		control := s
-		control.client = "native"
-		It("native passes "+c.breaks+" where "+c.client+" fails it", labels(control, "mutant-control", "quick"), func(ctx SpecContext) {
-			_, r := run(ctx, control)
-			chk := check(r, c.breaks)
-			Expect(chk.Status).To(Equal(checker.Pass), chk.Summary)
-		}, SpecTimeout(2*time.Minute))
+// scriptStaleRelease: worker 0's lease ends, worker 1 takes the lock for
+// long, worker 0 releases with its old token, worker 2 tries to take the
+// lock. A correct release answers 0 and worker 2 is refused.
+func scriptStaleRelease(ctx context.Context, s *scenarios.Script) {
+	a := ok(s.Acquire(ctx, 0, key, 500*time.Millisecond), "worker 0's acquire")
+	Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
+	b := ok(s.Acquire(ctx, 1, key, 30*time.Second), "worker 1's acquire after the lease ended")
+	s.Release(ctx, 0, key, a.Token)
+	if c := s.Acquire(ctx, 2, key, 30*time.Second); c.Outcome == history.OK {
+		s.Release(ctx, 2, key, c.Token)
+	}
+	s.Release(ctx, 1, key, b.Token)
+}
+
+// scriptCrashAfterExtend: worker 0 acquires, extends and crashes without
+// releasing; well after the extended lease must have ended, the key is
+// observed and worker 1 tries to take it. A correct extend sets an expiry,
+// so the key is gone and worker 1 gets it.
+func scriptCrashAfterExtend(ctx context.Context, s *scenarios.Script) {
+	ttl := 500 * time.Millisecond
+	a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
+	e := ok(s.Extend(ctx, 0, key, a.Token, ttl), "worker 0's extend right after its acquire")
+	s.SleepPast(ctx, e.Return, ttl+200*time.Millisecond)
+	_, err := s.Observe(ctx, key)
+	Expect(err).NotTo(HaveOccurred())
+	if b := s.Acquire(ctx, 1, key, ttl); b.Outcome == history.OK {
+		s.Release(ctx, 1, key, b.Token)
+	}
+}
+
+// scriptExtendThenExpire: worker 0 acquires for 3 s and extends after 1 s,
+// believing it holds until 4 s; as soon as the server lets the key go,
+// worker 1 takes it. A correct extend moves the deadline, so the key goes
+// only after the lease worker 0 believes in.
+func scriptExtendThenExpire(ctx context.Context, s *scenarios.Script) {
+	ttl := 3 * time.Second
+	a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
+	s.SleepPast(ctx, a.Call, time.Second)
+	ok(s.Extend(ctx, 0, key, a.Token, ttl), "worker 0's extend one second into a three-second lease")
+	Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
+	b := ok(s.Acquire(ctx, 1, key, ttl), "worker 1's acquire once the key is gone")
+	s.Release(ctx, 1, key, b.Token)
+}
+
+// scriptStallThenExtend: worker 0 stalls until its lease ended on the
+// server and on the harness's clock, worker 1 takes and releases the lock
+// meanwhile, and worker 0 wakes up and extends. A correct extend answers
+// nil: the lock is lost.
+func scriptStallThenExtend(ctx context.Context, s *scenarios.Script) {
+	ttl := 500 * time.Millisecond
+	a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
+	Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
+	s.SleepPast(ctx, a.Return, ttl+100*time.Millisecond)
+	b := ok(s.Acquire(ctx, 1, key, ttl), "worker 1's acquire while worker 0 stalls")
+	ok(s.Release(ctx, 1, key, b.Token), "worker 1's release")
+	if e := s.Extend(ctx, 0, key, a.Token, ttl); e.Outcome == history.OK {
+		s.Release(ctx, 0, key, a.Token)
+	}
+}
+
+// A fence drawn outside the lock step goes wrong only when its holder is
+// paused between SET and INCR for longer than its lease. The script
+// freezes the mutant exactly there (its MidOp hook) until the server let
+// its key go, lets a correct fenced client take the lock, then wakes it:
+// its INCR draws the bigger fence, and its write lands while the fenced
+// client holds. The control runs the same script with two fenced clients,
+// whose fence is drawn in the SET's own step: worker 0 is frozen right
+// after its acquire instead, and its write is only a stale one.
+var _ = Describe("mutant-fence-outside, scripted", func() {
+	for _, client := range []string{"mutant-fence-outside", "fenced"} {
+		caught := client == "mutant-fence-outside"
+		name := "fenced passes the fence check where mutant-fence-outside fails it"
+		if caught {
+			name = "mutant-fence-outside is caught by the fence check: a write accepted over the current holder with a bigger fence"
+		}
+		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
+			paused, resume := make(chan struct{}), make(chan struct{})
+			freeze := func(w int, cfg *scenarios.ClientConfig) {
+				cfg.Timeout = 5 * time.Second
+				if w == 0 {
+					cfg.MidOp = func(context.Context, string) { close(paused); <-resume }
+				}
+			}
+			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, "fenced"}, freeze)
+			ttl := time.Second
+			done := make(chan scenarios.Step, 1)
+			go func() { done <- s.Acquire(ctx, 0, key, ttl) }()
+			var a scenarios.Step
+			select {
+			case <-paused: // frozen between its SET and its INCR
+			case a = <-done: // no step to freeze inside: frozen after it
+			}
+			Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
+			b := ok(s.Acquire(ctx, 1, key, 30*time.Second), "the fenced client's acquire")
+			close(resume)
+			if caught {
+				a = <-done
+			}
+			ok(a, "worker 0's acquire")
+			s.Write(0, key, a)
+			s.Write(1, key, b)
+			s.Release(ctx, 1, key, b.Token)
+
+			_, r := judge(ctx, s)
+			f := check(r, checker.Fence)
+			if !caught {
+				Expect(f.Status).To(Equal(checker.Pass), f.Summary)
+				return
+			}
+			Expect(f.Status).To(Equal(checker.Fail), f.Summary)
+			Expect(f.Findings[0].Kind).To(Equal("write_over_holder"))
+			Expect(r.Verdict).To(Equal(checker.Violated))
+		}, SpecTimeout(time.Minute))
 	}
 })

@@ -1,6 +1,8 @@
 package safety_test
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -23,68 +25,158 @@ func raceWork(w *scenarios.Workload) {
 	w.WorkMin, w.WorkMax = 3*time.Second, 6*time.Second
 }
 
-var _ = Describe("the failover race", func() {
+// The article's race, scripted: the kill-primary fault cuts replication,
+// worker 0 acquires on the primary alone (the fault waits for exactly that
+// acquire), the fault kills the primary and a replica that never saw the
+// lock is promoted; worker 1 then takes the same lock while worker 0's
+// 30 s lease has hardly begun. Both steps wait on the topology, not on the
+// clock.
+func scriptFailoverRace(ctx context.Context, s *scenarios.Script) (a, b scenarios.Step) {
+	ttl := 30 * time.Second
+	fault := make(chan error, 1)
+	env := s.FaultEnv(key, ttl)
+	go func() { defer GinkgoRecover(); fault <- scenarios.KillPrimary.Inject(ctx, env) }()
+	Expect(s.AwaitFault(ctx, scenarios.KillPrimary.Name(), 30*time.Second)).To(Succeed(), "replication cut")
+	a = ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire on the primary alone")
+	Expect(<-fault).To(Succeed(), "the primary was killed and a replica promoted")
+	b = s.AcquireWithin(ctx, 1, key, ttl, 30*time.Second)
+	return a, b
+}
+
+var _ = Describe("the failover race, scripted", func() {
 	for _, kind := range []topology.Kind{topology.Sentinel, topology.Cluster} {
-		unfenced := scenario{build: newest, kind: kind, client: "native", faults: []scenarios.Fault{scenarios.KillPrimary},
-			duration: 40 * time.Second, ttl: 15 * time.Second, seed: 7, clients: 6, keys: 1, workload: raceWork}
-		It("hands one lock to two native clients when the primary dies", labels(unfenced, "quick"), func(ctx SpecContext) {
-			h, r := run(ctx, unfenced)
-			dh := check(r, "double_holder")
+		It("hands one lock to two native clients when the primary dies", Label(newest, string(kind), "native", "kill-primary", "quick"), func(ctx SpecContext) {
+			s := script(ctx, kind, topology.Options{}, []string{"native", "native"}, nil)
+			a, b := scriptFailoverRace(ctx, s)
+			ok(b, "worker 1's acquire on the promoted replica")
+			h, r := judge(ctx, s)
+			dh := check(r, checker.DoubleHolder)
 			Expect(dh.Status).To(Equal(checker.Fail), dh.Summary)
-			Expect(dh.Count).To(BeNumerically(">=", 1))
-			Expect(r.Verdict).To(Equal(checker.Violated))
-			Expect(h.Faults).NotTo(BeEmpty())
 			Expect(dh.Findings[0].Start).To(BeNumerically(">", h.Faults[0].Start), "the double holder came after the kill")
+			Expect(b.Return).To(BeNumerically("<", a.Call+int64(30*time.Second)), "inside worker 0's lease")
+			Expect(r.Verdict).To(Equal(checker.Violated))
 		}, SpecTimeout(3*time.Minute))
 
-		fenced := unfenced
-		fenced.client = "fenced"
-		It("lets the resource reject the stale holder of a fenced client", labels(fenced, "quick"), func(ctx SpecContext) {
-			h, r := run(ctx, fenced)
+		It("lets the resource reject the stale holder of a fenced client", Label(newest, string(kind), "fenced", "kill-primary", "quick"), func(ctx SpecContext) {
+			s := script(ctx, kind, topology.Options{}, []string{"fenced", "fenced"}, nil)
+			a, b := scriptFailoverRace(ctx, s)
+			ok(b, "worker 1's acquire on the promoted replica")
+			Expect(s.Write(1, key, b)).To(BeTrue(), "the new holder writes")
+			Expect(s.Write(0, key, a)).To(BeFalse(), "the stale holder's write is rejected: fence %d after %d", a.Fence, b.Fence)
+			h, r := judge(ctx, s)
 			Expect(h.Meta.Fenced).To(BeTrue())
-			f := check(r, "fence")
+			Expect(check(r, checker.DoubleHolder).Status).To(Equal(checker.Allowed), "the race happened and is allowed for a fenced client")
+			f := check(r, checker.Fence)
 			Expect(f.Status).To(Equal(checker.Pass), f.Summary)
-			Expect(f.Count).To(BeZero())
 			Expect(r.Verdict).NotTo(Equal(checker.Violated), r.Summary)
 		}, SpecTimeout(3*time.Minute))
 	}
 })
 
-var _ = Describe("a clock jump on the primary", func() {
-	s := scenario{build: newest, kind: topology.Standalone, client: "native", faults: []scenarios.Fault{scenarios.ClockJump},
-		duration: 15 * time.Second, ttl: 2 * time.Second, seed: 11, clients: 4, keys: 1}
-	It("expires locks early and yields a double holder", labels(s, "quick"), func(ctx SpecContext) {
-		_, r := run(ctx, s)
-		dh := check(r, "double_holder")
-		Expect(dh.Count).To(BeNumerically(">=", 1), dh.Summary)
-		Expect(r.Verdict).To(Equal(checker.Violated))
-	}, SpecTimeout(2*time.Minute))
+// The race as a randomized workload finds it: how often is measured by
+// scripts/race-rate.sh and make bench. This spec runs seeds from 7 on until
+// a run finds a double holder after the kill, at most four, and reports
+// how many it took; it is not in the quick slice.
+var _ = Describe("the failover race in a seeded workload", func() {
+	for _, kind := range []topology.Kind{topology.Sentinel, topology.Cluster} {
+		s := scenario{build: newest, kind: kind, client: "native", faults: []scenarios.Fault{scenarios.KillPrimary},
+			duration: 40 * time.Second, ttl: 15 * time.Second, seed: 7, clients: 6, keys: 1, workload: raceWork}
+		It("finds a double holder after the kill within four seeds", labels(s, "race"), func(ctx SpecContext) {
+			const tries = 4
+			for i := range tries {
+				seeded := s
+				seeded.seed = s.seed + int64(i)
+				h, r := run(ctx, seeded)
+				dh := check(r, checker.DoubleHolder)
+				if dh.Status == checker.Fail && len(h.Faults) > 0 && dh.Findings[0].Start > h.Faults[0].Start {
+					AddReportEntry("seeds", fmt.Sprintf("double holder found with seed %d, run %d of at most %d", seeded.seed, i+1, tries))
+					return
+				}
+			}
+			Fail(fmt.Sprintf("no double holder after the kill in %d seeded runs", tries))
+		}, SpecTimeout(8*time.Minute))
+	}
 })
 
-var _ = Describe("a holder frozen past its TTL", func() {
-	base := scenario{build: newest, kind: topology.Standalone, faults: []scenarios.Fault{scenarios.PauseClient},
-		duration: 15 * time.Second, ttl: 2 * time.Second, seed: 23, clients: 4, keys: 1,
-		workload: func(w *scenarios.Workload) { w.StallRate, w.WorkMin, w.WorkMax = -1, time.Second, 2*time.Second }}
-	native := base
-	native.client = "native"
-	// Its lease ended while it slept, so its hold interval does too: the
-	// harm shows where it lands, a lost increment at the resource.
-	It("wakes up next to a new holder and loses an unfenced client's increment", labels(native, "quick"), func(ctx SpecContext) {
-		h, r := run(ctx, native)
-		Expect(h.Faults).NotTo(BeEmpty())
-		Expect(h.Faults[0].Target).To(HavePrefix("worker"), "a holder took the pause")
-		res := check(r, checker.Resource)
-		Expect(res.Status).To(Equal(checker.Fail), res.Summary)
-		Expect(r.Verdict).To(Equal(checker.Violated))
-	}, SpecTimeout(2*time.Minute))
+// A clock jump on the primary, scripted: the clock-jump fault waits for
+// worker 0's acquire and moves the primary's clock forward by twice the
+// TTL, so the server lets the key go at once; worker 1 takes it while
+// worker 0's lease on the harness's clock has seconds left. The control is
+// the same script without the jump: worker 1 gets the key only when
+// worker 0's lease really ended.
+var _ = Describe("a clock jump on the primary, scripted", func() {
+	for _, jump := range []bool{true, false} {
+		name := "without the jump, the next holder waits for the lease to end"
+		if jump {
+			name = "expires a lock early and yields a double holder"
+		}
+		It(name, Label(newest, string(topology.Standalone), "native", "clock-jump", "quick"), func(ctx SpecContext) {
+			s := script(ctx, topology.Standalone, topology.Options{}, []string{"native", "native"}, nil)
+			ttl := 3 * time.Second
+			fault := make(chan error, 1)
+			fctx, stop := context.WithCancel(ctx)
+			defer stop()
+			if jump {
+				env := s.FaultEnv(key, ttl)
+				go func() { defer GinkgoRecover(); fault <- scenarios.ClockJump.Inject(fctx, env) }()
+			}
+			a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
+			Expect(s.AwaitGone(ctx, key, 3*ttl)).To(Succeed())
+			b := ok(s.Acquire(ctx, 1, key, ttl), "worker 1's acquire once the key is gone")
+			if jump {
+				stop()
+				Expect(<-fault).To(Succeed(), "the clock was put back")
+			}
+			_, r := judge(ctx, s)
+			dh := check(r, checker.DoubleHolder)
+			if !jump {
+				Expect(dh.Status).To(Equal(checker.Pass), dh.Summary)
+				return
+			}
+			Expect(b.Return).To(BeNumerically("<", a.Call+int64(ttl)), "the key went before worker 0's lease ended")
+			Expect(dh.Status).To(Equal(checker.Fail), dh.Summary)
+			Expect(r.Verdict).To(Equal(checker.Violated))
+		}, SpecTimeout(time.Minute))
+	}
+})
 
-	fenced := base
-	fenced.client = "fenced"
-	It("cannot corrupt the resource of a fenced client", labels(fenced, "quick"), func(ctx SpecContext) {
-		h, r := run(ctx, fenced)
-		Expect(h.Faults).NotTo(BeEmpty())
-		f := check(r, checker.Fence)
-		Expect(f.Status).To(Equal(checker.Pass), f.Summary)
-		Expect(r.Verdict).NotTo(Equal(checker.Violated), r.Summary)
-	}, SpecTimeout(2*time.Minute))
+// A holder frozen past its TTL, scripted: worker 0 reads the resource and
+// freezes (a GC pause) before it writes; the script waits until the server
+// let its key go, worker 1 takes the lock and writes, and worker 0 wakes
+// and finishes its write. An unfenced counter loses worker 1's increment;
+// a fenced resource rejects worker 0's stale fence.
+var _ = Describe("a holder frozen past its TTL, scripted", func() {
+	for _, client := range []string{"native", "fenced"} {
+		name := "cannot corrupt the resource of a fenced client"
+		if client == "native" {
+			name = "wakes up next to a new holder and loses an unfenced client's increment"
+		}
+		It(name, Label(newest, string(topology.Standalone), client, "pause-client", "quick"), func(ctx SpecContext) {
+			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, client}, nil)
+			ttl := time.Second
+			a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
+			finish := s.BeginWrite(0, key, a)
+			win := s.Rec.FaultStart(scenarios.PauseClient.Name(), "worker 0", "frozen mid-write until its key is gone")
+			Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
+			b := ok(s.Acquire(ctx, 1, key, ttl), "worker 1's acquire while worker 0 is frozen")
+			Expect(s.Write(1, key, b)).To(BeTrue())
+			stale := finish()
+			s.Rec.FaultEnd(win)
+			s.Release(ctx, 1, key, b.Token)
+
+			h, r := judge(ctx, s)
+			Expect(h.Faults).To(HaveLen(1))
+			if client == "native" {
+				res := check(r, checker.Resource)
+				Expect(res.Status).To(Equal(checker.Fail), res.Summary)
+				Expect(check(r, checker.DoubleHolder).Status).To(Equal(checker.Pass), "the frozen holder's lease had ended: the harm shows at the resource")
+				Expect(r.Verdict).To(Equal(checker.Violated))
+				return
+			}
+			Expect(stale).To(BeFalse(), "the frozen holder's write is rejected")
+			f := check(r, checker.Fence)
+			Expect(f.Status).To(Equal(checker.Pass), f.Summary)
+			Expect(r.Verdict).NotTo(Equal(checker.Violated), r.Summary)
+		}, SpecTimeout(time.Minute))
+	}
 })

@@ -1,0 +1,43 @@
+package safety_test
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// key is the one lock key of every script.
+var key = scenarios.LockKey(0)
+
+// script starts kind on the newest build (or on opts' images) and builds
+// one worker per client kind on it, both removed when the spec ends.
+func script(ctx context.Context, kind topology.Kind, opts topology.Options, kinds []string, configure func(int, *scenarios.ClientConfig)) *scenarios.Script {
+	t := env.Start(ctx, newest, kind, opts)
+	s, err := scenarios.NewScript(t, kinds, configure)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(s.Close)
+	return s
+}
+
+// judge checks what a script recorded, as a run's history is checked, and
+// keeps the history like run does.
+func judge(ctx context.Context, s *scenarios.Script) (*history.History, *checker.Result) {
+	h := s.History()
+	r, err := checker.Run(context.WithoutCancel(ctx), h, checker.Options{AllowDoubleHolders: h.Meta.Fenced})
+	Expect(err).NotTo(HaveOccurred())
+	AddReportEntry("verdict", string(r.Verdict)+": "+r.Summary)
+	keep(h)
+	return h, r
+}
+
+// ok asserts that a script's lock call did what the script needs next.
+func ok(r scenarios.Step, what string) scenarios.Step {
+	ExpectWithOffset(1, r.Outcome).To(Equal(history.OK), "%s: %+v", what, r)
+	return r
+}
