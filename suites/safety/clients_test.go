@@ -20,7 +20,7 @@ import (
 var _ = Describe("the Lua-era client after SCRIPT FLUSH, scripted", func() {
 	It("goes on working: EVALSHA answers NOSCRIPT and the client falls back to EVAL", Label(newest, string(topology.Standalone), "lua", "script-flush", "quick"), func(ctx SpecContext) {
 		s := script(ctx, topology.Standalone, topology.Options{}, []string{"lua", "lua"}, nil)
-		ttl := 5 * time.Second
+		ttl := 10 * time.Second
 		a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
 		ok(s.Extend(ctx, 0, key, a.Token, ttl), "the first extend, which loads the script")
 		ok(s.Extend(ctx, 0, key, a.Token, ttl), "the second extend, from the cache")
@@ -49,7 +49,7 @@ var _ = Describe("a rolling upgrade caught half way, scripted", func() {
 		}
 		opts := topology.Options{NodeImages: map[string]string{"n1": old.Image}, NodeConfig: map[string][]string{"n2": {"replica-priority 0"}}}
 		s := script(ctx, topology.Sentinel, opts, []string{"native"}, nil)
-		ttl := 5 * time.Second
+		ttl := 30 * time.Second
 		a := ok(s.Acquire(ctx, 0, key, ttl), "the acquire on 9.1")
 		ok(s.Release(ctx, 0, key, a.Token), "the release on 9.1")
 		Expect(scenarios.MixedVersion.Inject(ctx, s.FaultEnv(key, ttl))).To(Succeed())

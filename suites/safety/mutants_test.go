@@ -78,7 +78,7 @@ func scriptStaleRelease(ctx context.Context, s *scenarios.Script) {
 // observed and worker 1 tries to take it. A correct extend sets an expiry,
 // so the key is gone and worker 1 gets it.
 func scriptCrashAfterExtend(ctx context.Context, s *scenarios.Script) {
-	ttl := 500 * time.Millisecond
+	ttl := 2 * time.Second
 	a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
 	e := ok(s.Extend(ctx, 0, key, a.Token, ttl), "worker 0's extend right after its acquire")
 	s.SleepPast(ctx, e.Return, ttl+200*time.Millisecond)
@@ -112,7 +112,7 @@ func scriptStallThenExtend(ctx context.Context, s *scenarios.Script) {
 	a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
 	Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
 	s.SleepPast(ctx, a.Return, ttl+100*time.Millisecond)
-	b := ok(s.Acquire(ctx, 1, key, ttl), "worker 1's acquire while worker 0 stalls")
+	b := ok(s.Acquire(ctx, 1, key, 10*time.Second), "worker 1's acquire while worker 0 stalls")
 	ok(s.Release(ctx, 1, key, b.Token), "worker 1's release")
 	if e := s.Extend(ctx, 0, key, a.Token, ttl); e.Outcome == history.OK {
 		s.Release(ctx, 0, key, a.Token)

@@ -32,7 +32,7 @@ func raceWork(w *scenarios.Workload) {
 // 30 s lease has hardly begun. Both steps wait on the topology, not on the
 // clock.
 func scriptFailoverRace(ctx context.Context, s *scenarios.Script) (a, b scenarios.Step) {
-	ttl := 30 * time.Second
+	ttl := time.Minute
 	fault := make(chan error, 1)
 	env := s.FaultEnv(key, ttl)
 	go func() { defer GinkgoRecover(); fault <- scenarios.KillPrimary.Inject(ctx, env) }()
@@ -53,7 +53,7 @@ var _ = Describe("the failover race, scripted", func() {
 			dh := check(r, checker.DoubleHolder)
 			Expect(dh.Status).To(Equal(checker.Fail), dh.Summary)
 			Expect(dh.Findings[0].Start).To(BeNumerically(">", h.Faults[0].Start), "the double holder came after the kill")
-			Expect(b.Return).To(BeNumerically("<", a.Call+int64(30*time.Second)), "inside worker 0's lease")
+			Expect(b.Return).To(BeNumerically("<", a.Call+int64(time.Minute)), "inside worker 0's lease")
 			Expect(r.Verdict).To(Equal(checker.Violated))
 		}, SpecTimeout(3*time.Minute))
 
@@ -112,7 +112,7 @@ var _ = Describe("a clock jump on the primary, scripted", func() {
 		}
 		It(name, Label(newest, string(topology.Standalone), "native", "clock-jump", "quick"), func(ctx SpecContext) {
 			s := script(ctx, topology.Standalone, topology.Options{}, []string{"native", "native"}, nil)
-			ttl := 3 * time.Second
+			ttl := 5 * time.Second
 			fault := make(chan error, 1)
 			fctx, stop := context.WithCancel(ctx)
 			defer stop()
@@ -158,7 +158,7 @@ var _ = Describe("a holder frozen past its TTL, scripted", func() {
 			finish := s.BeginWrite(0, key, a)
 			win := s.Rec.FaultStart(scenarios.PauseClient.Name(), "worker 0", "frozen mid-write until its key is gone")
 			Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
-			b := ok(s.Acquire(ctx, 1, key, ttl), "worker 1's acquire while worker 0 is frozen")
+			b := ok(s.Acquire(ctx, 1, key, 10*time.Second), "worker 1's acquire while worker 0 is frozen")
 			Expect(s.Write(1, key, b)).To(BeTrue())
 			stale := finish()
 			s.Rec.FaultEnd(win)
