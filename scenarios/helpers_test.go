@@ -95,6 +95,29 @@ func pttl(t testing.TB, c valkey.Client, key string) int64 {
 	return n
 }
 
+// pexpireTime is key's absolute deadline in Unix ms (-1: none, -2: no key).
+func pexpireTime(t testing.TB, c valkey.Client, key string) int64 {
+	t.Helper()
+	n, err := c.Do(context.Background(), c.B().Arbitrary("PEXPIRETIME").Keys(key).Build()).AsInt64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// awaitGone waits until the server says key is gone (its lease ended),
+// however long a loaded machine takes, within a minute.
+func awaitGone(t testing.TB, c valkey.Client, key string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for pttl(t, c, key) != -2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still there a minute later", key)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func get(t testing.TB, c valkey.Client, key string) (string, bool) {
 	t.Helper()
 	v, err := c.Do(context.Background(), c.B().Get().Key(key).Build()).ToString()

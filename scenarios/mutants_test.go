@@ -52,7 +52,7 @@ func TestMutantBugs(t *testing.T) {
 	t.Run("extend without PX leaves PTTL -1", func(t *testing.T) {
 		flushAll(t, raw)
 		c := newTestClient(t, "mutant-extend-nopx", cfg)
-		a := c.Acquire(ctx, key, ttl)
+		a := c.Acquire(ctx, key, 10*time.Second) // long enough that the extend surely finds it
 		if r := c.Extend(ctx, key, a.Token, ttl); r.Outcome != history.OK {
 			t.Fatalf("extend: %v", r)
 		}
@@ -68,18 +68,20 @@ func TestMutantBugs(t *testing.T) {
 	t.Run("KEEPTTL extend does not move the deadline", func(t *testing.T) {
 		flushAll(t, raw)
 		c := newTestClient(t, "mutant-extend-keepttl", cfg)
-		a := c.Acquire(ctx, key, time.Second)
+		a := c.Acquire(ctx, key, 3*time.Second)
+		before := pexpireTime(t, raw, key)
 		time.Sleep(400 * time.Millisecond)
-		if r := c.Extend(ctx, key, a.Token, time.Second); r.Outcome != history.OK {
+		if r := c.Extend(ctx, key, a.Token, 3*time.Second); r.Outcome != history.OK {
 			t.Fatalf("extend: %v", r)
 		}
-		if p := pttl(t, raw, key); p > 650 {
-			t.Fatalf("PTTL %d after extending to 1000 at 400 ms: the bug keeps the old deadline (about 600)", p)
+		if after := pexpireTime(t, raw, key); after != before {
+			t.Fatalf("PEXPIRETIME %d after the extend, %d before: the bug keeps the old deadline", after, before)
 		}
-		// The client believes it holds until 1400 ms; another client gets in at 1000.
-		time.Sleep(700 * time.Millisecond)
+		// The client believes it holds until 3 s after its extend; the key
+		// goes 3 s after the acquire, and another client gets in then.
+		awaitGone(t, raw, key)
 		if other := newTestClient(t, "native", cfg).Acquire(ctx, key, time.Second); other.Outcome != history.OK {
-			t.Fatalf("another acquire inside the lease the client believes in: %v, want ok (the bug)", other)
+			t.Fatalf("another acquire once the key is gone: %v, want ok", other)
 		}
 	})
 
@@ -87,14 +89,19 @@ func TestMutantBugs(t *testing.T) {
 		flushAll(t, raw)
 		rec := history.NewRecorder()
 		res := NewResource(rec, true, 0)
+		// The stale holder is frozen between SET and INCR until its key is
+		// gone and the next client has taken the lock.
 		slow := cfg
-		slow.FenceGap = 2 * ttl // a pause between SET and INCR
+		paused, resume := make(chan struct{}), make(chan struct{})
+		slow.MidOp = func(context.Context, string) { close(paused); <-resume }
 		stale, next := newTestClient(t, "mutant-fence-outside", slow), newTestClient(t, "fenced", cfg)
 		staleCall := rec.Now()
 		done := make(chan Result)
 		go func() { done <- stale.Acquire(ctx, key, ttl) }()
-		time.Sleep(ttl + 50*time.Millisecond) // the stale holder's SET has expired, its INCR not yet run
+		<-paused
+		awaitGone(t, raw, key)
 		b := next.Acquire(ctx, key, 5*time.Second)
+		close(resume)
 		a := <-done
 		if a.Outcome != history.OK || b.Outcome != history.OK || !a.HasFence || !b.HasFence {
 			t.Fatalf("acquires: stale %+v, next %+v", a, b)
@@ -118,7 +125,7 @@ func TestMutantBugs(t *testing.T) {
 		flushAll(t, raw)
 		good := newTestClient(t, "fenced", cfg)
 		a = good.Acquire(ctx, key, ttl)
-		time.Sleep(ttl + 50*time.Millisecond)
+		awaitGone(t, raw, key)
 		b = next.Acquire(ctx, key, time.Second)
 		if a.Fence >= b.Fence {
 			t.Fatalf("fenced: first fence %d, later %d", a.Fence, b.Fence)

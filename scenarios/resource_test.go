@@ -1,9 +1,7 @@
 package scenarios
 
 import (
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -46,15 +44,15 @@ func TestResourceFenced(t *testing.T) {
 }
 
 // TestResourceLostIncrement shows two overlapping writers losing one
-// increment, which is how an unfenced run exposes a double holder.
+// increment, which is how an unfenced run exposes a double holder. The
+// overlap is scripted: both read before either writes.
 func TestResourceLostIncrement(t *testing.T) {
 	rec := history.NewRecorder()
-	r := NewResource(rec, false, 20*time.Millisecond)
-	var wg sync.WaitGroup
-	for i := range 2 {
-		wg.Go(func() { r.Write(Write{Client: i, Worker: i, Key: "lock:{k1}"}) })
-	}
-	wg.Wait()
+	r := NewResource(rec, false, 0)
+	first := r.Begin(Write{Client: 0, Worker: 0, Key: "lock:{k1}"})
+	second := r.Begin(Write{Client: 1, Worker: 1, Key: "lock:{k1}"})
+	first()
+	second()
 	if got := r.Counter("lock:{k1}"); got != 1 {
 		t.Fatalf("counter %d after two overlapping writes, want 1 (one increment lost)", got)
 	}

@@ -39,7 +39,10 @@ func TestClientsOnTopologies(t *testing.T) {
 			}
 			t.Run("fenced-wait", func(t *testing.T) {
 				c := cfg
-				c.Wait = WaitOptions{Replicas: 1, Timeout: time.Second, OnShort: WaitRelease}
+				// A replica acknowledges at once; the long timeout only keeps a
+				// loaded machine from reading a late ack as a short WAIT.
+				c.Wait = WaitOptions{Replicas: 1, Timeout: 10 * time.Second, OnShort: WaitRelease}
+				c.Timeout = 15 * time.Second
 				cl := newTestClient(t, "fenced", c)
 				for _, key := range []string{"lock:{w1}", "lock:{w2}", "lock:{w3}"} {
 					r := cl.Acquire(context.Background(), key, time.Second)

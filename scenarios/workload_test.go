@@ -32,6 +32,9 @@ func runFor(t *testing.T, topo *topology.Topology, kind string, d time.Duration)
 	var last Stats
 	cfg := ConfigFor(topo)
 	cfg.StderrDir = t.TempDir()
+	// A healthy server answers in milliseconds: a call that times out here
+	// would be the machine's load, not the client's, so the budget is long.
+	cfg.Timeout = 10 * time.Second
 	w := Workload{Client: kind, Clients: 3, Keys: 2, TTL: 300 * time.Millisecond, Duration: d, Seed: 1,
 		Log:      slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError})),
 		Progress: func(s Stats) { last = s }}
@@ -129,7 +132,7 @@ func TestWorkloadWaitRelease(t *testing.T) {
 	cfg := ConfigFor(topo)
 	cfg.Wait = WaitOptions{Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: WaitRelease}
 	var stats Stats
-	w := Workload{Client: "fenced", Clients: 2, Keys: 1, TTL: 300 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 3,
+	w := Workload{Client: "fenced", Clients: 2, Keys: 1, TTL: 300 * time.Millisecond, Duration: 2 * time.Second, Seed: 3,
 		Progress: func(s Stats) { stats = s }}
 	h, err := w.Run(context.Background(), cfg)
 	if err != nil {
