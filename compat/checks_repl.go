@@ -29,7 +29,7 @@ func replicationChecks() []Check {
 			}
 			defer m.close()
 			e.do(ctx, "SET", k, "t", "NX", "PX", "30000")
-			fed := m.await(k, 3*time.Second)
+			fed := m.await(k, awaitFed)
 			if e.t.Kind == topology.Cluster {
 				// A cluster replica redirects reads unless told otherwise.
 				replica.Do(ctx, "READONLY")
@@ -57,7 +57,7 @@ func replicationChecks() []Check {
 			if got != "1" {
 				return expect(e.f[DELIFEQ], got, "1, fed to the replica as DEL", equals(""))
 			}
-			fed := m.await(k, 3*time.Second, "SET")
+			fed := m.await(k, awaitFed, "SET")
 			return expect(e.f[DELIFEQ], "1; replica received: "+orNone(fed), "1; replica received: DEL "+k, equals("1; replica received: DEL "+k))
 		}},
 		{Name: "repl/delifeq-as-del-in-aof", Kinds: []topology.Kind{topology.Standalone}, run: func(ctx context.Context, e *env) verdict {
@@ -83,10 +83,16 @@ func replicationChecks() []Check {
 		}},
 		{Name: "wait/wait", run: func(ctx context.Context, e *env) verdict {
 			k := e.key("wait")
-			obs := e.pipeline(ctx, k, []string{"SET", k, "t", "PX", "30000"}, []string{"WAIT", "1", "100"})[1]
 			if e.t.Kind == topology.Standalone {
+				// No replica can ever acknowledge: WAIT answers 0 when its
+				// timeout ends, however short, whatever the machine's speed.
+				obs := e.pipeline(ctx, k, []string{"SET", k, "t", "PX", "30000"}, []string{"WAIT", "1", "100"})[1]
 				return always(obs, "0 (no replica)", equals("0"))
 			}
+			// WAIT returns as soon as the replica acknowledges; the timeout
+			// only bounds a replica that never does, so it is generous (well
+			// inside the check's 30 s) for a loaded machine.
+			obs := e.pipeline(ctx, k, []string{"SET", k, "t", "PX", "30000"}, []string{"WAIT", "1", blockTimeout})[1]
 			return always(obs, ">= 1", func(s string) bool { return s != "0" && !strings.Contains(s, "ERR") })
 		}},
 		{Name: "wait/waitaof-replicas", run: func(ctx context.Context, e *env) verdict {
@@ -107,7 +113,9 @@ func replicationChecks() []Check {
 			}
 			defer n.Do(context.WithoutCancel(ctx), "CONFIG", "SET", "appendonly", "no")
 			k := e.key("waitaofon")
-			obs := e.pipeline(ctx, k, []string{"SET", k, "t"}, []string{"WAITAOF", "1", "0", "1000"})[1]
+			// WAITAOF returns as soon as the local fsync is done; the timeout
+			// only bounds one that never is.
+			obs := e.pipeline(ctx, k, []string{"SET", k, "t"}, []string{"WAITAOF", "1", "0", blockTimeout})[1]
 			return expect(e.f[WAITAOF], obs, "[1, 0]", equals("[1, 0]"))
 		}},
 	}
@@ -173,20 +181,41 @@ func (e *env) pipeline(ctx context.Context, key string, cmds ...[]string) []stri
 	return out
 }
 
+// awaitFed bounds the wait for a command the replica is expected to be fed:
+// the wait ends when it comes, so only a replica that is never fed it waits
+// this long, and a loaded machine's slow feed is not read as a missing one.
+const awaitFed = 20 * time.Second
+
+// blockTimeout is the timeout, in milliseconds, of a WAIT or WAITAOF that
+// is expected to be satisfied: it returns as soon as it is, so a long bound
+// costs nothing and keeps a slow fsync or replica ack on a loaded machine
+// from reading as a missing one.
+const blockTimeout = "10000"
+
 // enableAOF turns AOF on at run time and waits for the rewrite that starts
-// it: only then do WAITAOF and the AOF file reflect new writes.
+// it: only then do WAITAOF and the AOF file reflect new writes. The rewrite
+// forks, which a loaded machine may make slow, so it waits until ctx ends.
 func enableAOF(ctx context.Context, n *topology.Node) error {
 	if _, err := n.Do(ctx, "CONFIG", "SET", "appendfsync", "always", "appendonly", "yes"); err != nil {
 		return err
 	}
-	for i := 0; i < 100; i++ {
-		info, _ := n.Info(ctx, "persistence")
-		if info["aof_enabled"] == "1" && info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" {
-			return nil
+	start := time.Now()
+	var last map[string]string
+	for {
+		info, err := n.Info(ctx, "persistence")
+		if err == nil {
+			last = info
+			if info["aof_enabled"] == "1" && info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" {
+				return nil
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("AOF rewrite still running after %s (aof_enabled %q, aof_rewrite_in_progress %q, aof_rewrite_scheduled %q)",
+				time.Since(start).Round(time.Millisecond), last["aof_enabled"], last["aof_rewrite_in_progress"], last["aof_rewrite_scheduled"])
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return fmt.Errorf("AOF rewrite still running after 5 s")
 }
 
 // lastCommandOn finds the last command in RESP text (an AOF) whose first
