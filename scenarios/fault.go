@@ -144,11 +144,12 @@ func replicasOf(ctx context.Context, t *topology.Topology, primary *topology.Nod
 // after env.From (or this call) and accept(key) holds for it, or limit passes.
 func awaitAcquire(ctx context.Context, env FaultEnv, accept func(key string) bool, limit time.Duration) (string, bool) {
 	rec := env.Rec
-	start := env.From
+	start, from := env.From, 0
 	if start == 0 {
+		// Only acquires recorded from now on can qualify: skip the rest.
 		start = rec.Now()
+		_, from = rec.Since(1 << 62)
 	}
-	_, from := rec.Since(1 << 62)
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		var ops []history.Op

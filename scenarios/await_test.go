@@ -1,0 +1,33 @@
+package scenarios
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestAwaitAcquireFrom: a fault told to count acquires from an instant
+// finds one that was recorded before it started waiting (a script's
+// acquire can beat the fault's goroutine), and ignores one called before
+// that instant; without From, only acquires called after it starts count.
+func TestAwaitAcquireFrom(t *testing.T) {
+	rec := history.NewRecorder()
+	acquire := func(key string) {
+		now := rec.Now()
+		rec.Add(history.Op{Kind: history.Acquire, Key: key, Outcome: history.OK, Call: now, Return: now})
+	}
+	any := func(string) bool { return true }
+	ctx := context.Background()
+
+	acquire("before")
+	env := FaultEnv{Rec: rec, From: rec.Now()}
+	acquire("after")
+	if key, ok := awaitAcquire(ctx, env, any, 50*time.Millisecond); !ok || key != "after" {
+		t.Fatalf("with From: got %q, %v; want the acquire called after From, recorded before the wait", key, ok)
+	}
+	if _, ok := awaitAcquire(ctx, FaultEnv{Rec: rec}, any, 50*time.Millisecond); ok {
+		t.Fatal("without From: an acquire recorded before the wait counted")
+	}
+}
