@@ -3,6 +3,7 @@
 #   make run     install what is missing, build the server images, run the main job
 #   make test    install what is missing, build the server images, run every test
 #   make safety  the whole safety suite; make bench: bench/results.md
+#   make catch-rate  each mutant and its control over 20 seeded runs: out/catch-rate/catch-rate.md
 #
 # Both need root (apt-get, debootstrap) and a running Docker engine.
 
@@ -12,7 +13,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit safety bench clean
+.PHONY: all setup images build run test unit safety bench catch-rate clean
 
 all: build
 
@@ -53,6 +54,12 @@ safety: images
 
 bench: images
 	$(GO) run ./bench -out bench $(BENCHFLAGS)
+
+# catch-rate measures how often each mutant's randomized scenario catches
+# it and how often its control raises a false alarm, over 20 seeds each
+# (about 45 minutes on 2 cores): a measurement for the README, not a test.
+catch-rate: images
+	$(BIN) catch-rate --out $(OUT)/catch-rate $(CATCHRATEFLAGS)
 
 # clean removes every container and network an aborted run left behind.
 clean:

@@ -118,10 +118,10 @@ func eng(t *testing.T) *topology.Engine {
 func TestMatrixRun(t *testing.T) {
 	out := t.TempDir()
 	m := Matrix{
-		Builds:   []MatrixBuild{{Build: build(t, "valkey-9.1")}, {Build: build(t, "valkey-9.0"), Unavailable: "no image here"}},
-		Kinds:    []topology.Kind{topology.Standalone},
-		Clients:  []string{"native", "delex"},
-		Faults:   []scenarios.Fault{fault(t, "script-flush"), fault(t, "kill-primary")},
+		Builds:  []MatrixBuild{{Build: build(t, "valkey-9.1")}, {Build: build(t, "valkey-9.0"), Unavailable: "no image here"}},
+		Kinds:   []topology.Kind{topology.Standalone},
+		Clients: []string{"native", "delex"},
+		Faults:  []scenarios.Fault{fault(t, "script-flush"), fault(t, "kill-primary")},
 		// A lease several times the longest hold (2 TTL/5), so that no
 		// holder of the correct client outlives it on a loaded machine.
 		Duration: 8 * time.Second, TTL: 5 * time.Second, Seed: 3, Out: out, Log: io.Discard,

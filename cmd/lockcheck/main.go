@@ -30,6 +30,7 @@ func commands() []command {
 		{"compat", "observe every lock command on every build and topology; writes a matrix", runCompat},
 		{"matrix", "run every client × fault on every build × topology; writes index.html, matrix.json, junit.xml", runMatrix},
 		{"check", "re-check a saved run folder offline", runCheck},
+		{"catch-rate", "run each mutant and its control over seeded runs of its randomized scenario; writes catch-rate.md", runCatchRate},
 	}
 }
 

@@ -31,6 +31,10 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"compat", "--topologies", "mesh"}, "unknown topology"},
 		{[]string{"images", "--server-binary", "nopath"}, "want NAME=PATH"},
 		{[]string{"check"}, ""},
+		{[]string{"catch-rate", "--runs", "0"}, "want a positive number of seeds"},
+		{[]string{"catch-rate", "--mutants", "mutant-nosuch"}, "--mutants"},
+		{[]string{"catch-rate", "--server", "valkey-7"}, "choose one of valkey-8.0"},
+		{[]string{"catch-rate", "extra"}, "unexpected argument"},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer

@@ -1,0 +1,237 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// CatchRate measures how often each mutant's randomized scenario catches
+// it: the mutant and its control run over seeds 1..Runs, one after the
+// other, on one standalone topology that is flushed between runs. It is a
+// measurement (issue 10): the suite's gating specs are scripted, and a
+// randomized scenario's hit rate goes into the README as a figure.
+type CatchRate struct {
+	Build   topology.Build
+	Sources topology.Sources
+	Cases   []scenarios.MutantCase
+	// Runs is the number of seeds per mutant and per control.
+	Runs int
+	// Duration, when positive, replaces each case's run length.
+	Duration time.Duration
+	// Out receives catch-rate.md, catch-rate.json and the histories of the
+	// runs worth a look (a mutant missed, a control's false alarm).
+	Out string
+	// Log gets the image and topology progress and one line per run.
+	Log io.Writer
+}
+
+// Measure starts the topology, makes every run, writes the report after
+// each mutant and at the end, and tears the topology down on every path.
+// After Ctrl-C (ctx ended) it returns the partial figures, written too.
+func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *reports.CatchRate, err error) {
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Runs <= 0 {
+		return nil, fmt.Errorf("catch-rate: runs must be positive")
+	}
+	begin := time.Now()
+	load := loadAverage()
+	t, err := Start(ctx, eng, c.Build, c.Sources, topology.Standalone, topology.Options{}, c.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if terr := Teardown(ctx, t); terr != nil && err == nil {
+			err = terr
+		}
+	}()
+	cr = &reports.CatchRate{Server: t.Build.Name, Version: t.Version, Topology: string(t.Kind), Runs: c.Runs, Started: begin}
+	finish := func() error {
+		cr.Elapsed = reports.MillisOf(time.Since(begin))
+		cr.Machine = fmt.Sprintf("%d CPUs, load average %s at the start, %s at the end", runtime.NumCPU(), load, loadAverage())
+		return reports.WriteCatchRate(c.Out, cr)
+	}
+	total := len(c.Cases) * c.Runs * 2
+	n := 0
+	for _, mc := range c.Cases {
+		var runs []reports.CatchRun
+		for seed := int64(1); seed <= int64(c.Runs) && ctx.Err() == nil; seed++ {
+			for _, control := range []bool{false, true} {
+				if ctx.Err() != nil {
+					break
+				}
+				n++
+				r := c.runOne(ctx, t, mc, control, seed)
+				if ctx.Err() != nil {
+					break // interrupted: a run cut short is not a figure
+				}
+				runs = append(runs, r)
+				fmt.Fprintf(c.Log, "[%d/%d] %s\n", n, total, runLine(mc, r))
+			}
+		}
+		cr.Rows = append(cr.Rows, Tally(mc, runs))
+		if werr := finish(); werr != nil {
+			return cr, werr
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	cr.Complete = ctx.Err() == nil
+	return cr, finish()
+}
+
+// runOne runs one seed of the mutant (or its control) on a flushed server
+// and checks its history.
+func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenarios.MutantCase, control bool, seed int64) (r reports.CatchRun) {
+	client := mc.Client
+	if control {
+		client = mc.Control
+	}
+	r = reports.CatchRun{Client: client, Control: control, Seed: seed}
+	begin := time.Now()
+	defer func() { r.Elapsed = reports.MillisOf(time.Since(begin)) }()
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := t.Servers()[0].Do(fctx, "FLUSHALL")
+	cancel()
+	if err != nil {
+		r.Error = fmt.Sprintf("flushall: %v", err)
+		return r
+	}
+	res, err := mc.Chaos(client, seed, c.Duration).Run(ctx, t)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	h := res.History
+	r.Ops, r.Notes = len(h.Ops), res.Notes
+	// The check runs after Ctrl-C too: the run finished.
+	result, err := checker.Run(context.WithoutCancel(ctx), h, CheckOptions(h))
+	if err != nil {
+		r.Error = fmt.Sprintf("check: %v", err)
+		return r
+	}
+	r.Failing, r.Unknown = Failing(result)
+	r.Hit = slices.Contains(r.Failing, mc.Breaks)
+	if ch, ok := result.Check(mc.Breaks); ok {
+		r.Findings = ch.Count
+	}
+	if r.Hit == control { // a mutant missed, or a control's false alarm
+		name := fmt.Sprintf("%s-missed-seed%d.history.json", SafeName(mc.Client), seed)
+		if control {
+			name = fmt.Sprintf("%s-control-%s-false-alarm-seed%d.history.json", SafeName(mc.Client), SafeName(client), seed)
+		}
+		if err := os.MkdirAll(filepath.Join(c.Out, "histories"), 0o755); err == nil {
+			if err := h.Save(filepath.Join(c.Out, "histories", name)); err == nil {
+				r.History = filepath.Join("histories", name)
+			}
+		}
+	}
+	return r
+}
+
+// Failing lists the checks of a result that failed and those that could
+// not decide, in the result's order.
+func Failing(res *checker.Result) (failing, unknown []string) {
+	for _, ch := range res.Checks {
+		switch ch.Status {
+		case checker.Fail:
+			failing = append(failing, ch.Name)
+		case checker.Unknown:
+			unknown = append(unknown, ch.Name)
+		}
+	}
+	return failing, unknown
+}
+
+// Tally sums one mutant's runs and its control's into a row. A mutant run
+// catches the mutant when the case's check failed; a control run is a false
+// alarm when that same check failed. Every other failing check is counted
+// beside, not as a catch or an alarm.
+func Tally(mc scenarios.MutantCase, runs []reports.CatchRun) reports.CatchRow {
+	row := reports.CatchRow{Mutant: mc.Client, Breaks: mc.Breaks, Why: mc.Why, Control: mc.Control, Scenario: mc.Summary(),
+		CaughtBy: map[string]int{}, ControlFailing: map[string]int{}, Details: runs}
+	for _, r := range runs {
+		hit := slices.Contains(r.Failing, mc.Breaks)
+		switch {
+		case r.Error != "":
+			row.Errors++
+		case r.Control:
+			row.ControlRuns++
+			if hit {
+				row.FalseAlarms++
+			}
+			for _, f := range r.Failing {
+				if f != mc.Breaks {
+					row.ControlFailing[f]++
+				}
+			}
+		default:
+			row.MutantRuns++
+			if hit {
+				row.Caught++
+			} else if slices.Contains(r.Unknown, mc.Breaks) {
+				row.Undecided++
+			}
+			for _, f := range r.Failing {
+				row.CaughtBy[f]++
+			}
+		}
+	}
+	return row
+}
+
+// runLine is one run's progress line.
+func runLine(mc scenarios.MutantCase, r reports.CatchRun) string {
+	who := r.Client
+	if r.Control {
+		who += " (control of " + mc.Client + ")"
+	}
+	var what string
+	switch {
+	case r.Error != "":
+		what = "error: " + r.Error
+	case r.Control && r.Hit:
+		what = fmt.Sprintf("FALSE ALARM of %s (%d findings)", mc.Breaks, r.Findings)
+	case r.Control:
+		what = "no false alarm of " + mc.Breaks
+	case r.Hit:
+		what = fmt.Sprintf("caught by %s (%d findings)", mc.Breaks, r.Findings)
+	default:
+		what = "NOT caught by " + mc.Breaks
+	}
+	failing := "none"
+	if len(r.Failing) > 0 {
+		failing = strings.Join(r.Failing, ", ")
+	}
+	line := fmt.Sprintf("%s seed %d: %s; failing: %s", who, r.Seed, what, failing)
+	if len(r.Unknown) > 0 {
+		line += "; undecided: " + strings.Join(r.Unknown, ", ")
+	}
+	return line + fmt.Sprintf("; %d ops, %s", r.Ops, (time.Duration(r.Elapsed)*time.Millisecond).Round(100*time.Millisecond))
+}
+
+// loadAverage is the 1-minute load average, or "unknown" off Linux.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
+}

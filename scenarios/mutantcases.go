@@ -1,0 +1,185 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MutantCase is one mutant's randomized scenario, kept as data so that how
+// often it is caught can be measured over many seeds (lockcheck
+// catch-rate) instead of asserted on one seed: a random workload exposes a
+// bug only when the timing cooperates, so a single run proves little and a
+// spec built on one goes red on the next machine. The scripted specs in
+// the safety suite are what gate; this is the measurement beside them.
+//
+// The mutant runs the scenario, and so does its Control, a correct client
+// that must not fail the Breaks check in it: a scenario that fails every
+// client says nothing about the mutant.
+type MutantCase struct {
+	// Client is the mutant's kind (see Kinds).
+	Client string
+	// Breaks names the check its bug breaks, as the checker names it
+	// ("linearizability", "ttl", "double_holder", "fence"). It is a string
+	// because scenarios does not depend on the checker.
+	Breaks string
+	// Why is the bug in one line.
+	Why string
+	// Control is the correct client run in the same scenario.
+	Control string
+	// Clients and Keys: the workers and the lock keys they pick from.
+	Clients, Keys int
+	// TTL is the lease; Duration one run's length.
+	TTL, Duration time.Duration
+	// Workload adjusts the workload's bounds (work, stalls, abandons,
+	// backoff); nil leaves the defaults.
+	Workload func(*Workload)
+	// Configure adjusts the clients' configuration (FenceGap); nil leaves
+	// it as the topology gives it.
+	Configure func(*ClientConfig)
+	// Faults, when set, are injected on the seeded schedule.
+	Faults []Fault
+}
+
+// MutantCases lists every mutant's randomized scenario. Each is tuned so
+// that one run of about a dozen seconds exposes the bug on (nearly) every
+// seed: the moment the bug needs is made frequent rather than waited for,
+// and happens on several keys at once where it can.
+func MutantCases() []MutantCase {
+	return []MutantCase{
+		{
+			// The stalled holder wakes 0.2-1 TTL after its lease ended and
+			// its DEL lands while the next holder (one of three others
+			// retrying every TTL/4 at most) holds the key.
+			Client: "mutant-del", Breaks: "linearizability", Control: "native",
+			Why:     "a plain DEL releases another client's lock after the first one's TTL ran out",
+			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+			Workload: func(w *Workload) {
+				w.StallRate, w.WorkMin, w.WorkMax = 0.5, 50*time.Millisecond, 300*time.Millisecond
+			},
+		},
+		{
+			// Every hold extends at least once (work past TTL/3) and a third
+			// are abandoned: the first abandon after an extend leaves a key
+			// that never expires, and the others' acquires find it held
+			// long after every lease on it ended.
+			Client: "mutant-extend-nopx", Breaks: "ttl", Control: "native",
+			Why:     "an extend without PX leaves the lock without expiry",
+			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+			Workload: func(w *Workload) {
+				w.AbandonRate, w.WorkMin, w.WorkMax = 0.3, 600*time.Millisecond, 900*time.Millisecond
+			},
+		},
+		{
+			// Every hold works past the TTL, so its lease ends under it
+			// whatever it extends, and three other clients wait to take
+			// the key as soon as it expires.
+			Client: "mutant-extend-keepttl", Breaks: "double_holder", Control: "native",
+			Why:     "a KEEPTTL extend does not move the deadline, so long work outlives the lease",
+			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+			Workload: func(w *Workload) {
+				w.StallRate, w.WorkMin, w.WorkMax = -1, 1500*time.Millisecond, 3*time.Second
+			},
+		},
+		{
+			// The quiet SET NX happens only when a holder extends after a
+			// stall that outlasted its lease, while the key is free. So
+			// every hold stalls once (StallRate 1), holds are long (4-6
+			// TTL) so that the stall usually comes early enough for an
+			// extend to follow it, and there are four keys per worker, so
+			// the key is almost always free when the staller wakes. Six
+			// workers give a dozen such moments in a run.
+			Client: "mutant-reacquire", Breaks: "linearizability", Control: "native",
+			Why:     "a quiet re-acquire after a nil extend reports an extend of a lease that had ended",
+			Clients: 6, Keys: 24, TTL: time.Second, Duration: 15 * time.Second,
+			Workload: func(w *Workload) {
+				w.StallRate, w.WorkMin, w.WorkMax = 1, 4*time.Second, 6*time.Second
+			},
+		},
+		{
+			// The mutant's SET expires during its pause between SET and
+			// INCR; a client that does not pause takes the lock right
+			// after (backoff of a few milliseconds), draws its fence, and
+			// must still hold when the mutant, waking with the bigger
+			// fence, writes. So: a pause only just longer than the TTL,
+			// work within one step (TTL/3, so the holder's one write comes
+			// at the end of its work and no extend tells it of its loss),
+			// and three workers on each of four keys, where the race runs
+			// in parallel.
+			Client: "mutant-fence-outside", Breaks: "fence", Control: "fenced",
+			Why:     "the fence is drawn with an INCR after the SET, so a holder paused between the two writes with a bigger fence than the client that took over",
+			Clients: 12, Keys: 4, TTL: time.Second, Duration: 12 * time.Second,
+			Workload: func(w *Workload) {
+				w.StallRate, w.WorkMin, w.WorkMax = -1, 50*time.Millisecond, 330*time.Millisecond
+				w.BackoffMin, w.BackoffMax = 2*time.Millisecond, 20*time.Millisecond
+			},
+			Configure: func(c *ClientConfig) {
+				c.FenceGap, c.FenceGapRandom = 1050*time.Millisecond, true
+				// The pause is inside the acquire call: its deadline must
+				// outlast it, or the pause is cut at the default 1 s.
+				c.Timeout = 3 * time.Second
+			},
+		},
+	}
+}
+
+// LookupMutantCase finds a mutant's case by its client kind.
+func LookupMutantCase(client string) (MutantCase, error) {
+	var names []string
+	for _, c := range MutantCases() {
+		if c.Client == client {
+			return c, nil
+		}
+		names = append(names, c.Client)
+	}
+	return MutantCase{}, fmt.Errorf("no randomized scenario for %q: choose one of %s", client, strings.Join(names, ", "))
+}
+
+// Chaos is the run of client (the mutant or its control) on one seed; a
+// positive duration replaces the case's.
+func (c MutantCase) Chaos(client string, seed int64, duration time.Duration) Chaos {
+	w := c.workload(client, seed, duration)
+	return Chaos{Workload: w, Faults: c.Faults, Configure: c.Configure}
+}
+
+func (c MutantCase) workload(client string, seed int64, duration time.Duration) Workload {
+	if duration <= 0 {
+		duration = c.Duration
+	}
+	w := Workload{Client: client, Clients: c.Clients, Keys: c.Keys, TTL: c.TTL, Duration: duration, Seed: seed}
+	if c.Workload != nil {
+		c.Workload(&w)
+	}
+	return w
+}
+
+// Summary describes the scenario in one line, with the workload's
+// defaults filled in: what a reader needs to rerun it by hand.
+func (c MutantCase) Summary() string {
+	w := c.workload(c.Client, 0, 0).withDefaults()
+	stall := "no stalls"
+	if w.StallRate > 0 {
+		stall = fmt.Sprintf("stall rate %g (%s-%s)", w.StallRate, w.TTL*6/5, w.TTL*2)
+	}
+	abandon := "no abandons"
+	if w.AbandonRate > 0 {
+		abandon = fmt.Sprintf("abandon rate %g", w.AbandonRate)
+	}
+	parts := []string{fmt.Sprintf("%d clients on %d key(s), TTL %s, %s per run, work %s-%s, %s, %s, backoff %s-%s",
+		w.Clients, w.Keys, w.TTL, w.Duration, w.WorkMin, w.WorkMax, stall, abandon, w.BackoffMin, w.BackoffMax)}
+	if c.Configure != nil {
+		var cfg ClientConfig
+		c.Configure(&cfg)
+		if cfg.FenceGap > 0 {
+			gap := "fence gap " + cfg.FenceGap.String()
+			if cfg.FenceGapRandom {
+				gap += " on half the acquires"
+			}
+			parts = append(parts, gap)
+		}
+	}
+	for _, f := range c.Faults {
+		parts = append(parts, "fault "+f.Name())
+	}
+	return strings.Join(parts, ", ")
+}
