@@ -20,6 +20,7 @@ if [ $load = 1 ]; then
   burner=$!
 fi
 trap '[ -n "$burner" ] && kill $burner 2>/dev/null; rm -rf "$bin"' EXIT
+trap 'exit 130' INT TERM
 go run github.com/onsi/ginkgo/v2/ginkgo build -o "$bin" ./suites/safety >/dev/null || exit 2
 passed=0
 start=$(date +%s)
