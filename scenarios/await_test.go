@@ -31,3 +31,21 @@ func TestAwaitAcquireFrom(t *testing.T) {
 		t.Fatal("without From: an acquire recorded before the wait counted")
 	}
 }
+
+// TestPoll: a condition that holds ends the wait, one that never does
+// ends it at the limit, and a cancelled context ends it with its error.
+func TestPoll(t *testing.T) {
+	ctx := context.Background()
+	n := 0
+	if err := poll(ctx, time.Minute, time.Millisecond, func() bool { n++; return n == 3 }); err != nil || n != 3 {
+		t.Fatalf("held on the third check: err %v after %d checks", err, n)
+	}
+	if err := poll(ctx, 10*time.Millisecond, time.Millisecond, func() bool { return false }); err != errLimit {
+		t.Fatalf("never held: %v, want errLimit", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := poll(cctx, time.Minute, time.Millisecond, func() bool { return false }); err != context.Canceled {
+		t.Fatalf("cancelled: %v", err)
+	}
+}

@@ -150,38 +150,36 @@ func awaitAcquire(ctx context.Context, env FaultEnv, accept func(key string) boo
 		start = rec.Now()
 		_, from = rec.Since(1 << 62)
 	}
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
+	var key string
+	err := poll(ctx, limit, 2*time.Millisecond, func() bool {
 		var ops []history.Op
 		ops, from = rec.Since(from)
 		for _, op := range ops {
 			if op.Kind == history.Acquire && op.Outcome == history.OK && op.Call >= start && accept(op.Key) {
-				return op.Key, true
+				key = op.Key
+				return true
 			}
 		}
-		if hold(ctx, 2*time.Millisecond) != nil {
-			return "", false
-		}
-	}
-	return "", false
+		return false
+	})
+	return key, err == nil
 }
 
 // newPrimary waits until the topology names a primary for key other than
 // old, or limit passes.
 func newPrimary(ctx context.Context, t *topology.Topology, key string, old *topology.Node, limit time.Duration) (*topology.Node, error) {
-	deadline := time.Now().Add(limit)
-	for {
+	var p *topology.Node
+	err := poll(ctx, limit, 100*time.Millisecond, func() bool {
 		qctx, cancel := context.WithTimeout(ctx, time.Second)
-		p, err := t.Primary(qctx, key)
-		cancel()
-		if err == nil && p != old {
-			return p, nil
+		defer cancel()
+		q, err := t.Primary(qctx, key)
+		if err == nil && q != old {
+			p = q
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no replica of %s promoted within %s", old.Name, limit)
-		}
-		if err := hold(ctx, 100*time.Millisecond); err != nil {
-			return nil, err
-		}
+		return p != nil
+	})
+	if err == errLimit {
+		return nil, fmt.Errorf("no replica of %s promoted within %s", old.Name, limit)
 	}
+	return p, err
 }

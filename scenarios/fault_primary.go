@@ -173,37 +173,31 @@ func (f partitionPrimary) Inject(ctx context.Context, env FaultEnv) error {
 // settle waits until the key has a primary that answers, after a fault
 // that may have started a failover.
 func settle(ctx context.Context, env FaultEnv) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		p, err := env.Topo.Primary(ctx, env.Key)
-		if err == nil {
-			if _, err = p.Do(ctx, "SET", "lockcheck:settle", "1"); err == nil {
-				return nil
-			}
+	var err error
+	found := poll(ctx, 30*time.Second, 200*time.Millisecond, func() bool {
+		var p *topology.Node
+		if p, err = env.Topo.Primary(ctx, env.Key); err == nil {
+			_, err = p.Do(ctx, "SET", "lockcheck:settle", "1")
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no writable primary 30 s after the fault: %w", err)
-		}
-		if err := hold(ctx, 200*time.Millisecond); err != nil {
-			return err
-		}
+		return err == nil
+	})
+	if found == errLimit {
+		return fmt.Errorf("no writable primary 30 s after the fault: %w", err)
 	}
+	return found
 }
 
 func awaitRole(ctx context.Context, n *topology.Node, want topology.Role, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		r, err := n.Role(ctx)
-		if err == nil && r == want {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s is %s, not %s, %s after the fault (%v)", n.Name, r, want, limit, err)
-		}
-		if err := hold(ctx, 200*time.Millisecond); err != nil {
-			return err
-		}
+	var r topology.Role
+	var err error
+	found := poll(ctx, limit, 200*time.Millisecond, func() bool {
+		r, err = n.Role(ctx)
+		return err == nil && r == want
+	})
+	if found == errLimit {
+		return fmt.Errorf("%s is %s, not %s, %s after the fault (%v)", n.Name, r, want, limit, err)
 	}
+	return found
 }
 
 // absentOnReplicas reports whether no replica that would take over key's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -142,21 +143,21 @@ func (s *Script) Observe(ctx context.Context, key string) (int64, error) {
 // on the server), polling every 5 ms; only the observation that found it
 // gone is recorded. It fails after limit.
 func (s *Script) AwaitGone(ctx context.Context, key string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
+	var pttl int64
+	var err error
+	found := poll(ctx, limit, 5*time.Millisecond, func() bool {
 		call := s.Rec.Now()
-		pttl, err := s.read(ctx, key)
+		pttl, err = s.read(ctx, key)
 		if err == nil && pttl == -2 {
 			s.Rec.Add(s.observed(key, call, pttl, nil))
-			return nil
+			return true
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s still there %s later (PTTL %d, %v)", key, limit, pttl, err)
-		}
-		if !sleep(ctx, 5*time.Millisecond) {
-			return ctx.Err()
-		}
+		return false
+	})
+	if found == errLimit {
+		return fmt.Errorf("%s still there %s later (PTTL %d, %v)", key, limit, pttl, err)
 	}
+	return found
 }
 
 // pttl reads and records one observation of key.
@@ -205,20 +206,13 @@ func (s *Script) FaultEnv(key string, ttl time.Duration) FaultEnv {
 // history (a fault opens it once its preparation is in place), or limit
 // passed.
 func (s *Script) AwaitFault(ctx context.Context, name string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		for _, f := range s.Rec.History(history.Meta{}).Faults {
-			if f.Name == name {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("fault %s did not start within %s", name, limit)
-		}
-		if !sleep(ctx, 5*time.Millisecond) {
-			return ctx.Err()
-		}
+	err := poll(ctx, limit, 5*time.Millisecond, func() bool {
+		return slices.ContainsFunc(s.Rec.History(history.Meta{}).Faults, func(f history.Fault) bool { return f.Name == name })
+	})
+	if err == errLimit {
+		return fmt.Errorf("fault %s did not start within %s", name, limit)
 	}
+	return err
 }
 
 // History is what the script recorded, with the run's meta.
