@@ -57,6 +57,9 @@ func NewScript(t *topology.Topology, kinds []string, configure func(worker int, 
 	for i, kind := range kinds {
 		cfg := ConfigFor(t)
 		cfg.ID, cfg.Clock = i, rec.Now
+		// A call that times out is an Unknown, which a script cannot build
+		// on: the budget is long next to any answer a server gives.
+		cfg.Timeout = 10 * time.Second
 		if configure != nil {
 			configure(i, &cfg)
 		}
