@@ -150,7 +150,10 @@ var _ = Describe("node controls", func() {
 						promoted = p
 						return p.Name, nil
 					}).WithContext(ctx).WithPolling(100 * time.Millisecond).ShouldNot(Equal(old.Name))
-					Expect(promoted.Role(ctx)).To(Equal(topology.RolePrimary))
+					// The node's cached connection may still see the promotion's
+					// reconnect (EOF): only its settled role counts.
+					Eventually(func(ctx context.Context) (topology.Role, error) { return promoted.Role(ctx) }).
+						WithContext(ctx).Should(Equal(topology.RolePrimary))
 					Eventually(func(ctx context.Context) error {
 						return c.Do(ctx, c.B().Set().Key(key).Value("after").Build()).Error()
 					}).WithContext(ctx).WithPolling(100 * time.Millisecond).Should(Succeed())
