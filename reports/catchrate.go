@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -109,12 +108,8 @@ func WriteCatchRate(dir string, cr *CatchRate) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("catch-rate folder: %w", err)
 	}
-	b, err := json.MarshalIndent(cr, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode catch rate: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "catch-rate.json"), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write catch-rate.json: %w", err)
+	if err := writeJSON(filepath.Join(dir, "catch-rate.json"), cr); err != nil {
+		return err
 	}
 	var md strings.Builder
 	CatchRateMarkdown(&md, cr)

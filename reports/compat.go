@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"os"
@@ -17,12 +16,8 @@ func WriteMatrix(dir string, m *compat.Matrix) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write matrix: %w", err)
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode matrix: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "matrix.json"), b, 0o644); err != nil {
-		return fmt.Errorf("write matrix.json: %w", err)
+	if err := writeJSON(filepath.Join(dir, "matrix.json"), m); err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "matrix.md"), []byte(MatrixMarkdown(m)), 0o644); err != nil {
 		return fmt.Errorf("write matrix.md: %w", err)

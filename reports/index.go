@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"os"
@@ -281,12 +280,8 @@ func WriteIndex(dir string, idx *Index) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
-	b, err := json.MarshalIndent(idx, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode matrix: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "matrix.json"), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write matrix.json: %w", err)
+	if err := writeJSON(filepath.Join(dir, "matrix.json"), idx); err != nil {
+		return err
 	}
 	if err := idx.JUnit().Write(filepath.Join(dir, "junit.xml")); err != nil {
 		return err

@@ -52,14 +52,7 @@ func NewRunResult(h *history.History, res *checker.Result, notes []string) RunRe
 
 // Save writes result.json.
 func (r RunResult) Save(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	return nil
+	return writeJSON(path, r)
 }
 
 // LoadRunResult reads a result.json.
