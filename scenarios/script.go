@@ -230,11 +230,7 @@ func (s *Script) call(w int, kind history.Kind, key, token string, ttl time.Dura
 	wk := &s.workers[w]
 	call := s.Rec.Now()
 	r := f()
-	op := history.Op{Client: wk.cid, Worker: w, Key: key, Kind: kind, Token: token, TTLms: ttl.Milliseconds(),
-		Outcome: r.Outcome, Error: r.Err, Call: call, Return: s.Rec.Now()}
-	if kind == history.Acquire && r.Outcome != history.Fail {
-		op.Token, op.Fence, op.HasFence = r.Token, r.Fence, r.HasFence
-	}
+	op := lockOp(wk.cid, w, kind, key, token, ttl, r, call, s.Rec.Now())
 	s.Rec.Add(op)
 	if r.Outcome == history.Unknown {
 		wk.cid = s.Rec.NewClient()

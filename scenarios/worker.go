@@ -145,11 +145,7 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 	call := rec.Now()
 	r := f(context.Background())
 	ret := rec.Now()
-	op := history.Op{Client: wk.cid, Worker: wk.id, Key: key, Kind: kind, Token: token, TTLms: ttl.Milliseconds(),
-		Outcome: r.Outcome, Error: r.Err, Call: call, Return: ret}
-	if kind == history.Acquire && r.Outcome != history.Fail {
-		op.Token, op.Fence, op.HasFence = r.Token, r.Fence, r.HasFence
-	}
+	op := lockOp(wk.cid, wk.id, kind, key, token, ttl, r, call, ret)
 	if r.Undo != nil {
 		wk.recordUndo(op, r)
 		return r
@@ -161,6 +157,17 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 		wk.cid = rec.NewClient()
 	}
 	return r
+}
+
+// lockOp is the history's record of one lock call as the client reported
+// it: an acquire that may have taken the lock carries its token and fence.
+func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Duration, r Result, call, ret int64) history.Op {
+	op := history.Op{Client: cid, Worker: worker, Key: key, Kind: kind, Token: token, TTLms: ttl.Milliseconds(),
+		Outcome: r.Outcome, Error: r.Err, Call: call, Return: ret}
+	if kind == history.Acquire && r.Outcome != history.Fail {
+		op.Token, op.Fence, op.HasFence = r.Token, r.Fence, r.HasFence
+	}
+	return op
 }
 
 // recordUndo records an acquire that gave the lock back before it
