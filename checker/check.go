@@ -52,7 +52,7 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 		}
 		k.prepare(h)
 		o.segs = segments(h, k, ki, loss, tol)
-		o.holds = holdsOf(h, k, end)
+		o.holds = holdsOf(h, k, end, byClient)
 		doubleHolders(o.holds, byClient, faults, opts.AllowDoubleHolders, &o.double)
 		fenceChecks(h, k, loss, faults, &o.fence, &o.lost)
 		writesOverHolders(h, k, o.holds, loss, faults, &o.fence, &o.lost)
@@ -114,10 +114,10 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 // name order, each key's in acquire order. Run returns them too.
 func Holds(h *history.History) []Hold {
 	var out []Hold
-	end := h.End()
+	end, byClient := h.End(), !workersSet(h)
 	for _, k := range groupByKey(h) {
 		k.prepare(h)
-		out = append(out, holdsOf(h, k, end)...)
+		out = append(out, holdsOf(h, k, end, byClient)...)
 	}
 	return out
 }

@@ -116,8 +116,8 @@ func illegalCases() []checkCase {
 			want: map[string]Status{Linearizability: Fail}},
 		{name: "an extend succeeded after another client took the lock", h: hist(
 			ttl(acq(1, "a1", ok, 0, 1), 100), acq(2, "b1", ok, 150, 151), ext(1, "a1", ok, 160, 161)),
-			// a's hold ended with its lease: the late extend does not revive it
-			want: map[string]Status{Linearizability: Fail}},
+			// the late extend tells a it holds again: two beliefs at once
+			want: map[string]Status{Linearizability: Fail, DoubleHolder: Fail}},
 		{name: "fences handed out going backwards", h: hist(
 			fenced(acq(1, "a1", ok, 0, 1), 5), rel(1, "a1", ok, 2, 3), fenced(acq(2, "b1", ok, 4, 5), 4)),
 			want: map[string]Status{Linearizability: Fail}},

@@ -4,7 +4,11 @@
 // offline.
 //
 // The checks, each named after the guarantee it tests:
-//   - double_holder: two workers' hold intervals overlap on one key;
+//   - double_holder: two workers believe at once that they hold one key. A
+//     worker believes from an OK acquire, and from an OK extend even after
+//     its lease had ended, until its release, a failed extend or its lease
+//     end; beliefs are told apart by worker, whatever the tokens say, so a
+//     token shared by two acquisitions does not hide two holders;
 //   - fence: the resource accepted a write with a fence not above one it
 //     accepted before, or a write from a holder whose fence was stale (a
 //     higher fence had been handed out before the write), or one fence was

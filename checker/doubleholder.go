@@ -3,6 +3,8 @@ package checker
 import (
 	"fmt"
 	"slices"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // doubleHolders sweeps a key's holds in start order and reports every pair
@@ -67,4 +69,12 @@ func holder(h *Hold, byClient bool) int {
 		return h.Client
 	}
 	return h.Worker
+}
+
+// holderOf is holder for the operation that starts or ends a hold.
+func holderOf(op *history.Op, byClient bool) int {
+	if byClient {
+		return op.Client
+	}
+	return op.Worker
 }

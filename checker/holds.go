@@ -4,63 +4,79 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// openHold is a hold still being built while a key's ops are walked.
-type openHold struct {
+// belief is a hold still being built while a key's ops are walked.
+type belief struct {
 	at       int // index in the key's holds
 	leaseEnd int64
 }
 
-// holdsOf computes the hold intervals of one key (DESIGN.md, "Verdicts"):
-// from an OK acquire's return until the earliest of its release's call, a
-// failed extend's return and its own lease end, where the lease ends at the
-// last acquire or successful extend call + TTL. An extend called after the
-// lease ended does not revive the hold: the client should have stopped. An
-// unknown extend does not lengthen it: the client cannot know it worked.
-func holdsOf(h *history.History, k *keyOps, end int64) []Hold {
+// holdsOf computes the beliefs of one key (DESIGN.md, "Verdicts"): the
+// intervals in which a worker believes it holds the lock, whatever the
+// tokens say. A belief starts when an acquire returns OK, and also when an
+// extend returns OK after the worker's lease had ended: the client was told
+// it holds again (wrongly, when its token is not unique to its acquisition
+// or its extend does not check ownership), and a worker acts on what it is
+// told. A belief ends at the earliest of a release's call, a failed
+// extend's return and its lease end, where the lease ends at the last OK
+// acquire or extend call + TTL. An unknown extend does not lengthen it:
+// the client cannot know it worked.
+//
+// Beliefs are told apart by worker (by client when byClient), not by
+// token, so two workers handed the same token are two holders.
+func holdsOf(h *history.History, k *keyOps, end int64, byClient bool) []Hold {
 	var holds []Hold
-	open := make(map[int32]openHold)
-	closeAt := func(t int32, at int64, by string) {
-		o := open[t]
+	open := make(map[int]belief)
+	lastAcquire := make(map[int]int) // holder → index in h.Ops of its last acquire that may have taken the lock
+	closeAt := func(w int, at int64, by string) {
+		o := open[w]
 		hd := &holds[o.at]
 		if o.leaseEnd < at {
 			at, by = o.leaseEnd, "lease"
 		}
 		hd.End, hd.EndedBy = max(at, hd.Start), by
-		delete(open, t)
+		delete(open, w)
 	}
-	for j, i := range k.ops {
+	start := func(w int, op *history.Op, acquire, extend int) {
+		a := &h.Ops[acquire]
+		holds = append(holds, Hold{Key: k.name, Client: op.Client, Worker: op.Worker, Token: a.Token,
+			Fence: a.Fence, HasFence: a.HasFence, Start: op.Return, Acquire: acquire, Extend: extend})
+		open[w] = belief{at: len(holds) - 1, leaseEnd: leaseEnd(op.Call, op.TTLms)}
+	}
+	for _, i := range k.ops {
 		op := &h.Ops[i]
-		t := k.tok[j]
-		o, isOpen := open[t]
+		w := holderOf(op, byClient)
+		o, isOpen := open[w]
+		if isOpen && op.Call > o.leaseEnd && op.Kind != history.Write && op.Kind != history.Observe {
+			closeAt(w, o.leaseEnd, "lease")
+			isOpen = false
+		}
 		switch op.Kind {
 		case history.Acquire:
+			if op.Outcome != history.Fail {
+				lastAcquire[w] = int(i)
+			}
 			if op.Outcome != history.OK {
 				continue
 			}
-			if isOpen { // the same token acquired twice: the first hold ends here
-				closeAt(t, op.Call, "release")
+			if isOpen { // acquired again while it believed it held: the first belief ends here
+				closeAt(w, op.Call, "release")
 			}
-			holds = append(holds, Hold{Key: k.name, Client: op.Client, Worker: op.Worker, Token: op.Token,
-				Fence: op.Fence, HasFence: op.HasFence, Start: op.Return, Acquire: int(i)})
-			open[t] = openHold{at: len(holds) - 1, leaseEnd: leaseEnd(op.Call, op.TTLms)}
+			start(w, op, int(i), 0)
 		case history.Extend:
-			if !isOpen {
-				continue
-			}
-			if op.Call > o.leaseEnd {
-				closeAt(t, o.leaseEnd, "lease")
-				continue
-			}
-			switch op.Outcome {
-			case history.OK:
+			switch {
+			case op.Outcome == history.OK && isOpen:
 				o.leaseEnd = max(o.leaseEnd, leaseEnd(op.Call, op.TTLms))
-				open[t] = o
-			case history.Fail:
-				closeAt(t, op.Return, "extend-failed")
+				open[w] = o
+			case op.Outcome == history.OK:
+				if a, ok := lastAcquire[w]; ok { // told it holds again after its lease ended
+					start(w, op, a, int(i))
+				}
+			case op.Outcome == history.Fail && isOpen:
+				closeAt(w, op.Return, "extend-failed")
 			}
 		case history.Release:
 			if isOpen {
-				closeAt(t, op.Call, "release")
+				closeAt(w, op.Call, "release")
 			}
 		}
 	}

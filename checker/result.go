@@ -96,6 +96,10 @@ type Hold struct {
 	EndedBy string `json:"ended_by"`
 	// Acquire is the index of the acquire in History.Ops.
 	Acquire int `json:"acquire"`
+	// Extend, when not 0, is the index of the OK extend that started this
+	// hold after the worker's lease had ended: the client was told it held
+	// again.
+	Extend int `json:"extend,omitempty"`
 }
 
 // Finding is one thing a check found. Fields that do not apply are empty.

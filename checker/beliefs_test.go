@@ -1,0 +1,72 @@
+package checker
+
+import (
+	"context"
+	"testing"
+)
+
+// beliefCases are histories where what a worker was told (an OK extend
+// after its lease ended) and what the key held (observations) decide the
+// verdict, not the tokens.
+func beliefCases() []checkCase {
+	return []checkCase{
+		{name: "a shared token: the late extend succeeds on the other worker's lock", h: hist(
+			// a's lease ends at 100; b takes the key with the same token; a
+			// wakes and its extend finds "its" token: both believe they hold
+			ttl(acq(1, "p", ok, 0, 1), 100), ttl(acq(2, "p", ok, 150, 151), 100),
+			ttl(ext(1, "p", ok, 160, 161), 100), rel(2, "p", ok, 200, 201)),
+			// the tokens agree with the server at every step
+			want: map[string]Status{DoubleHolder: Fail, Linearizability: Pass}},
+		{name: "a late extend that fails starts no belief", verdict: Safe, h: hist(
+			ttl(acq(1, "a1", ok, 0, 1), 100), ttl(acq(2, "b1", ok, 150, 151), 100),
+			ttl(ext(1, "a1", fail, 160, 161), 100), rel(2, "b1", ok, 200, 201)),
+			want: map[string]Status{LostLocks: Allowed}},
+		{name: "a late extend on a key nobody took is one worker's belief again", verdict: Safe, h: hist(
+			// inside the clock tolerance the server still had a's key
+			ttl(acq(1, "a1", ok, 0, 1), 100), ttl(ext(1, "a1", ok, 105, 106), 100),
+			rel(1, "a1", ok, 150, 151), acq(2, "b1", ok, 160, 161))},
+		{name: "a restarted belief ends with its own lease", verdict: Safe, h: hist(
+			ttl(acq(1, "p", ok, 0, 1), 100), ttl(ext(1, "p", ok, 105, 106), 100),
+			acq(2, "b1", ok, 300, 301))},
+		{name: "the key observed holding a value no acquisition set", h: hist(
+			ttl(acq(1, "a1", ok, 0, 1), 1000), observe(900, "zz", 5, 6), rel(1, "a1", ok, 10, 11)),
+			want: map[string]Status{Linearizability: Fail}},
+		{name: "the key observed gone while its lease cannot have ended", h: hist(
+			ttl(acq(1, "a1", ok, 0, 1), 1000), observe(-2, "", 5, 6), ttl(ext(1, "a1", fail, 10, 11), 1000)),
+			want: map[string]Status{Linearizability: Fail, LostLocks: Allowed}},
+		{name: "the key observed without expiry after an acquire with PX", h: hist(
+			ttl(acq(1, "a1", ok, 0, 1), 1000), observe(-1, "a1", 5, 6), rel(1, "a1", ok, 10, 11)),
+			want: map[string]Status{TTL: Fail, Linearizability: Fail}},
+		{name: "the key observed right after every step", verdict: Safe, h: hist(
+			ttl(acq(1, "a1", ok, 0, 1), 1000), observe(999, "a1", 1, 2),
+			ttl(ext(1, "a1", ok, 300, 301), 1000), observe(998, "a1", 301, 303),
+			rel(1, "a1", ok, 400, 401), observe(-2, "", 401, 402))},
+	}
+}
+
+func TestBeliefsAndObservations(t *testing.T) {
+	for _, c := range beliefCases() {
+		if c.verdict == "" {
+			c.verdict = Violated
+		}
+		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
+	}
+}
+
+// TestRestartedBeliefNamesItsExtend: the finding shows which extend told
+// the worker it held again.
+func TestRestartedBeliefNamesItsExtend(t *testing.T) {
+	h := hist(ttl(acq(1, "p", ok, 0, 1), 100), ttl(acq(2, "p", ok, 150, 151), 100), ttl(ext(1, "p", ok, 160, 161), 100))
+	res, err := Run(context.Background(), h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := res.Check(DoubleHolder)
+	if c.Count != 1 {
+		t.Fatalf("double holders %d, want 1", c.Count)
+	}
+	hs := c.Findings[0].Holds
+	if hs[0].Worker != 2 || hs[1].Worker != 1 || hs[1].Extend != 2 || hs[1].Acquire != 0 {
+		t.Errorf("holds %+v: want worker 2's acquire, then worker 1's belief started by op 2 (acquire op 0)", hs)
+	}
+}
