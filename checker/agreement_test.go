@@ -19,7 +19,7 @@ func wholeHistory(t testing.TB, h *history.History, opts Options) porcupine.Chec
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &model{loss: newLossWindows(h, h.End(), opts), tol: int64(opts.ClockTolerance)}
+	m := &model{loss: newLossWindows(h, h.End(), opts), counterLoss: newCounterLoss(h, h.End(), opts), tol: int64(opts.ClockTolerance)}
 	pm := m.porcupineModel()
 	var parts [][]porcupine.Operation
 	for _, k := range groupByKey(h) {

@@ -3,6 +3,8 @@ package checker
 import (
 	"context"
 	"testing"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // beliefCases are histories where what a worker was told (an OK extend
@@ -68,5 +70,32 @@ func TestRestartedBeliefNamesItsExtend(t *testing.T) {
 	hs := c.Findings[0].Holds
 	if hs[0].Worker != 2 || hs[1].Worker != 1 || hs[1].Extend != 2 || hs[1].Acquire != 0 {
 		t.Errorf("holds %+v: want worker 2's acquire, then worker 1's belief started by op 2 (acquire op 0)", hs)
+	}
+}
+
+// TestFencesAcrossClockFaults: a clock fault may end a lease early, so two
+// holders are allowed in it, but it never rolls a counter back: fences
+// that do not grow across clock-jump or clock-strobe are violations, where
+// a failover's would be allowed.
+func TestFencesAcrossClockFaults(t *testing.T) {
+	backwards := func() *history.History {
+		return hist(
+			ttl(fenced(acq(1, "a1", ok, 0, 1), 5), 10000), rel(1, "a1", ok, 100, 101),
+			ttl(fenced(acq(2, "b1", ok, 300, 301), 4), 10000), rel(2, "b1", ok, 400, 401))
+	}
+	for _, c := range []checkCase{
+		{name: "fences going backwards in a clock jump", verdict: Violated, opts: Options{AllowDoubleHolders: true},
+			h:    withFaults(backwards(), fault("clock-jump", 50, 350)),
+			want: map[string]Status{Linearizability: Fail}},
+		{name: "one fence twice in a clock strobe", verdict: Violated, opts: Options{AllowDoubleHolders: true},
+			h: withFaults(hist(
+				ttl(fenced(acq(1, "a1", ok, 0, 1), 7), 10000), rel(1, "a1", ok, 100, 101),
+				ttl(fenced(acq(2, "b1", ok, 300, 301), 7), 10000), rel(2, "b1", ok, 400, 401)),
+				fault("clock-strobe", 50, 350)),
+			want: map[string]Status{Fence: Fail, Linearizability: Fail}},
+		{name: "fences going backwards across a failover", verdict: Safe, opts: Options{AllowDoubleHolders: true},
+			h: withFaults(backwards(), fault("kill-primary", 50, 350))},
+	} {
+		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
 	}
 }

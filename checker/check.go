@@ -39,7 +39,7 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 	}
 	end := h.End()
 	keys := groupByKey(h)
-	loss := newLossWindows(h, end, opts)
+	loss, counterLoss := newLossWindows(h, end, opts), newCounterLoss(h, end, opts)
 	faults := newFaultIndex(h, end)
 	tol := int64(opts.ClockTolerance)
 	byClient := !workersSet(h)
@@ -51,10 +51,10 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 			f.max = opts.MaxFindings
 		}
 		k.prepare(h)
-		o.segs = segments(h, k, ki, loss, tol)
+		o.segs = segments(h, k, ki, loss, counterLoss, tol)
 		o.holds = holdsOf(h, k, end, byClient)
 		doubleHolders(o.holds, byClient, faults, opts.AllowDoubleHolders, &o.double)
-		fenceChecks(h, k, loss, faults, &o.fence, &o.lost)
+		fenceChecks(h, k, counterLoss, faults, &o.fence, &o.lost)
 		writesOverHolders(h, k, o.holds, loss, faults, &o.fence, &o.lost)
 		lostIncrements(h, k, faults, &o.resource)
 		noExpiry(h, k, faults, &o.ttl)
@@ -96,7 +96,7 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 	if opts.Timeout < 0 || opts.skips(Linearizability) {
 		checks[Linearizability] = Check{Name: Linearizability, Status: Skipped, Summary: "skipped by options"}
 	} else {
-		m := &model{loss: loss, tol: tol}
+		m := &model{loss: loss, counterLoss: counterLoss, tol: tol}
 		checks[Linearizability], res.Porcupine = linearizability(ctx, h, keys, segs, m, faults, opts)
 	}
 	for _, name := range CheckNames {

@@ -45,18 +45,18 @@ func Explain(ctx context.Context, h *history.History, opts Options, maxOps int) 
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
 	keys := groupByKey(h)
-	loss := newLossWindows(h, h.End(), opts)
+	loss, counterLoss := newLossWindows(h, h.End(), opts), newCounterLoss(h, h.End(), opts)
 	tol := int64(opts.ClockTolerance)
 	perKey := make([][]segment, len(keys))
 	parallel(len(keys), opts.Workers, func(ki int) {
 		keys[ki].prepare(h)
-		perKey[ki] = segments(h, keys[ki], ki, loss, tol)
+		perKey[ki] = segments(h, keys[ki], ki, loss, counterLoss, tol)
 	})
 	var segs []segment
 	for _, s := range perKey {
 		segs = append(segs, s...)
 	}
-	m := &model{loss: loss, tol: tol}
+	m := &model{loss: loss, counterLoss: counterLoss, tol: tol}
 	c := newLinChecker(h, keys, segs, m, time.Now().Add(opts.Timeout))
 	chosen := c.run(ctx, opts.Workers)
 	pic := &Picture{Failing: len(chosen) > 0}

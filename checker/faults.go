@@ -3,6 +3,7 @@ package checker
 import (
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -19,6 +20,22 @@ type window struct{ start, end int64 }
 type lossWindows []window
 
 func newLossWindows(h *history.History, end int64, opts Options) lossWindows {
+	return lossWindowsOf(h, end, opts, func(string) bool { return true })
+}
+
+// newCounterLoss are the windows in which a fence counter may roll back:
+// the loss windows of every fault but a clock fault, which moves a
+// server's clock (ending leases early or late) and never a counter. So a
+// fence that is not drawn from a counter shows across clock-jump and
+// clock-strobe as fences that do not grow.
+func newCounterLoss(h *history.History, end int64, opts Options) lossWindows {
+	return lossWindowsOf(h, end, opts, func(name string) bool { return !clockFault(name) })
+}
+
+// clockFault says whether a fault only moves a server's clock.
+func clockFault(name string) bool { return strings.HasPrefix(name, "clock-") }
+
+func lossWindowsOf(h *history.History, end int64, opts Options, counts func(fault string) bool) lossWindows {
 	switch opts.Loss {
 	case LossNever:
 		return nil
@@ -27,7 +44,7 @@ func newLossWindows(h *history.History, end int64, opts Options) lossWindows {
 	}
 	var ws []window
 	for _, f := range h.Faults {
-		if !lossFault(f.Name, opts.LossFaults) {
+		if !lossFault(f.Name, opts.LossFaults) || !counts(f.Name) {
 			continue
 		}
 		e := f.End

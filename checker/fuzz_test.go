@@ -82,7 +82,7 @@ func sortInputs(ins []input) {
 // search and the brute-force reference on one case.
 func checkAgainstReference(t *testing.T, c fuzzCase) {
 	t.Helper()
-	m := &model{loss: c.loss, tol: c.tol}
+	m := &model{loss: c.loss, counterLoss: c.loss, tol: c.tol}
 	pm := m.porcupineModel()
 	if len(c.lock) > 0 {
 		begin := lockBegin(c.lock, nil)

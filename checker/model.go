@@ -40,7 +40,10 @@ type state struct {
 // how far the server's expiry may run ahead of the harness clock.
 type model struct {
 	loss lossWindows
-	tol  int64
+	// counterLoss replaces loss for the fence counter: a clock fault may
+	// lose a lease but not roll a counter back.
+	counterLoss lossWindows
+	tol         int64
 }
 
 // leaseFrom is the earliest end of a lease set at p with ttl (0: none).
@@ -92,7 +95,11 @@ func (m *model) apply(s state, in *input) (state, bool) {
 	if in.out == outUnknown {
 		to = p
 	}
-	if m.loss.meets(max(s.now, s.floor), to) {
+	loss := m.loss
+	if in.kind == kFence {
+		loss = m.counterLoss
+	}
+	if loss.meets(max(s.now, s.floor), to) {
 		s.lost, s.holder, s.lease, s.latest = true, 0, 0, 0
 	}
 	if !s.lost && s.holder != 0 && p > s.latest {

@@ -164,7 +164,7 @@ func (s *segmenter) add(in *input) {
 }
 
 // segments cuts key k (index ki) into independent segments.
-func segments(h *history.History, k *keyOps, ki int, loss lossWindows, tol int64) []segment {
+func segments(h *history.History, k *keyOps, ki int, loss, counterLoss lossWindows, tol int64) []segment {
 	if len(k.lock) == 0 && len(k.fence) == 0 {
 		return nil
 	}
@@ -188,7 +188,7 @@ func segments(h *history.History, k *keyOps, ki int, loss lossWindows, tol int64
 			cur.hi, cur.fhi = int32(i), int32(fi)
 			out = append(out, cur)
 			cur = segment{key: int32(ki), lo: int32(i), flo: int32(fi), fence: fence,
-				fenceLost: fence != math.MinInt64 && loss.meets(lastFence, in.call)}
+				fenceLost: fence != math.MinInt64 && counterLoss.meets(lastFence, in.call)}
 		}
 		s.add(in)
 	}
