@@ -27,6 +27,8 @@ type cmdClient struct {
 	acquire acquireStep
 	extend  extendStep
 	release releaseStep
+	// token draws a new acquisition's token (newToken).
+	token func() string
 	// counts are the client's own counters: short WAITs, and NOSCRIPT
 	// fallbacks for lua. Set at construction, read concurrently.
 	counts map[string]*atomic.Int64
@@ -42,7 +44,7 @@ func newCmdClient(name string, cfg ClientConfig, a acquireStep, e extendStep, r 
 		return nil, fmt.Errorf("client %s: connect: %w", name, err)
 	}
 	counts := map[string]*atomic.Int64{"short_waits": new(atomic.Int64)}
-	return &cmdClient{name: name, c: c, cfg: cfg, acquire: a, extend: e, release: r, counts: counts}, nil
+	return &cmdClient{name: name, c: c, cfg: cfg, acquire: a, extend: e, release: r, token: newToken, counts: counts}, nil
 }
 
 func (k *cmdClient) Name() string { return k.name }
@@ -61,13 +63,13 @@ func (k *cmdClient) Counts() map[string]int64 {
 // Acquire draws a new token and runs the acquire step, then WAIT or WAITAOF
 // on the same connection when asked.
 func (k *cmdClient) Acquire(ctx context.Context, key string, ttl time.Duration) Result {
-	token := newToken()
+	token := k.token()
 	ctx, cancel := withTimeout(ctx, k.cfg.Timeout+k.cfg.Wait.Timeout)
 	defer cancel()
 	if !k.cfg.Wait.enabled() {
 		r := k.acquire(ctx, k.c, key, token, ttl)
 		r.Token = token
-		return r
+		return pauseAfter(ctx, r)
 	}
 	var r Result
 	var short string
@@ -83,7 +85,7 @@ func (k *cmdClient) Acquire(ctx context.Context, key string, ttl time.Duration) 
 	}
 	r.Token = token
 	if short == "" {
-		return r
+		return pauseAfter(ctx, r)
 	}
 	k.counts["short_waits"].Add(1)
 	if k.cfg.Wait.OnShort != WaitRelease {
@@ -115,13 +117,28 @@ func (k *cmdClient) undo(ctx context.Context, key, token string, r Result, short
 func (k *cmdClient) Extend(ctx context.Context, key, token string, ttl time.Duration) Result {
 	ctx, cancel := withTimeout(ctx, k.cfg.Timeout)
 	defer cancel()
-	return k.extend(ctx, k.c, key, token, ttl)
+	return pauseAfter(ctx, k.extend(ctx, k.c, key, token, ttl))
 }
 
 func (k *cmdClient) Release(ctx context.Context, key, token string) Result {
 	ctx, cancel := withTimeout(ctx, k.cfg.Timeout)
 	defer cancel()
-	return k.release(ctx, k.c, key, token)
+	return pauseAfter(ctx, k.release(ctx, k.c, key, token))
+}
+
+// pauseAfter takes the call's planned pause, if no step took it between
+// its commands, once the server has answered OK and before the caller
+// hears of it: where an operation is one command, that is the only
+// moment inside it. An acquire that did not take the lock leaves the
+// pause to the next attempt.
+func pauseAfter(ctx context.Context, r Result) Result {
+	if r.Outcome != history.OK {
+		return r
+	}
+	if p := takeOpPause(ctx); p != nil {
+		time.Sleep(p.For)
+	}
+	return r
 }
 
 func ms(d time.Duration) string { return fmt.Sprint(d.Milliseconds()) }

@@ -110,7 +110,7 @@ func (e *external) start() error {
 	}
 	req := initRequest{Op: "init", V: 1, Topology: string(e.cfg.Topology), Addrs: e.cfg.Addrs,
 		MasterSet: e.cfg.MasterSet, Client: e.cfg.ID, AddrMap: e.cfg.AddrMap, TimeoutMS: e.cfg.Timeout.Milliseconds()}
-	rep, err := p.roundTrip(context.Background(), req, initDeadline)
+	rep, err := p.roundTrip(context.Background(), req, initDeadline, nil)
 	if err == nil && rep.Status != "ok" {
 		err = fmt.Errorf("init: adapter replied %s: %s", rep.Status, rep.Error)
 	}
@@ -146,7 +146,8 @@ func (e *external) call(ctx context.Context, req opRequest) Result {
 			return unknownResult("adapter restart: " + err.Error())
 		}
 	}
-	rep, err := e.proc.roundTrip(ctx, req, e.cfg.Timeout+e.cfg.AdapterGrace)
+	pause, _ := ctx.Value(opPauseKey{}).(*opPause)
+	rep, err := e.proc.roundTrip(ctx, req, e.cfg.Timeout+e.cfg.AdapterGrace, pause)
 	if err != nil {
 		e.replace(err)
 		return unknownResult(err.Error())
@@ -180,7 +181,7 @@ func (e *external) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.proc != nil {
-		e.proc.roundTrip(context.Background(), opRequest{Op: "close"}, time.Second)
+		e.proc.roundTrip(context.Background(), opRequest{Op: "close"}, time.Second, nil)
 		e.proc.in.Close()
 		e.proc.waitOrKill(2 * time.Second)
 		e.proc = nil
@@ -245,7 +246,11 @@ func (p *adapterProc) read(out io.Reader) {
 }
 
 // roundTrip sends one request and waits up to deadline for its reply.
-func (p *adapterProc) roundTrip(ctx context.Context, req any, deadline time.Duration) (adapterReply, error) {
+// With a pause, the process is stopped (SIGSTOP) pause.After after the
+// request went out, if it has not answered by then, and continued pause.For
+// later: frozen at whatever point of the operation it had reached, as a
+// GC pause would freeze it. The deadline grows by the pause.
+func (p *adapterProc) roundTrip(ctx context.Context, req any, deadline time.Duration, pause *opPause) (adapterReply, error) {
 	var rep adapterReply
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -254,22 +259,43 @@ func (p *adapterProc) roundTrip(ctx context.Context, req any, deadline time.Dura
 	if _, err := p.in.Write(append(b, '\n')); err != nil {
 		return rep, fmt.Errorf("write to adapter: %w", err)
 	}
+	var stop <-chan time.Time
+	if pause != nil {
+		deadline += pause.For
+		t := time.NewTimer(pause.After)
+		defer t.Stop()
+		stop = t.C
+	}
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
-	select {
-	case line, ok := <-p.lines:
-		if !ok {
-			return rep, fmt.Errorf("adapter closed its output: %v", p.err)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				return rep, fmt.Errorf("adapter closed its output: %v", p.err)
+			}
+			if err := json.Unmarshal([]byte(line), &rep); err != nil {
+				return rep, fmt.Errorf("adapter replied %q: %w", line, err)
+			}
+			return rep, nil
+		case <-stop:
+			stop = nil
+			if pause.taken.CompareAndSwap(false, true) {
+				p.freeze(pause.For)
+			}
+		case <-timer.C:
+			return rep, fmt.Errorf("adapter did not answer within %v", deadline)
+		case <-ctx.Done():
+			return rep, fmt.Errorf("call abandoned: %w", ctx.Err())
 		}
-		if err := json.Unmarshal([]byte(line), &rep); err != nil {
-			return rep, fmt.Errorf("adapter replied %q: %w", line, err)
-		}
-		return rep, nil
-	case <-timer.C:
-		return rep, fmt.Errorf("adapter did not answer within %v", deadline)
-	case <-ctx.Done():
-		return rep, fmt.Errorf("call abandoned: %w", ctx.Err())
 	}
+}
+
+// freeze stops the adapter's process group for d, then continues it.
+func (p *adapterProc) freeze(d time.Duration) {
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGSTOP)
+	time.Sleep(d)
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
 }
 
 func (p *adapterProc) kill() {

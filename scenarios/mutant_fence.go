@@ -14,10 +14,10 @@ import (
 // pause; with random, half the acquisitions pause for gap and half do not:
 // uneven pauses are what reorder fences in a running workload) can lose the lock
 // meanwhile and still draw a bigger fence than the client that took over,
-// so the resource accepts the stale holder. cfg.MidOp, when set, runs
-// after the pause.
+// so the resource accepts the stale holder. A planned pause and cfg.MidOp
+// (pauseInside) come after the gap.
 func fenceOutside(cfg ClientConfig) acquireStep {
-	gap, random, timeout := cfg.FenceGap, cfg.FenceGapRandom, cfg.Timeout
+	gap, random := cfg.FenceGap, cfg.FenceGapRandom
 	return func(ctx context.Context, c valkey.CommandClient, key, token string, ttl time.Duration) Result {
 		r := setNX(ctx, c, key, token, ttl)
 		if r.Outcome != history.OK {
@@ -33,12 +33,9 @@ func fenceOutside(cfg ClientConfig) acquireStep {
 			case <-ctx.Done():
 			}
 		}
-		if cfg.MidOp != nil {
-			cfg.MidOp(ctx, key)
-		}
 		// The pause may have used up the call's deadline; the INCR gets its
 		// own, as a client that woke up would.
-		ictx, cancel := withTimeout(context.WithoutCancel(ctx), timeout)
+		ictx, cancel := pauseInside(ctx, cfg, key)
 		defer cancel()
 		fence, err := c.Do(ictx, c.B().Arbitrary("INCR").Keys(fenceKey(key)).Build()).AsInt64()
 		if err != nil {

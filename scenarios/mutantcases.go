@@ -120,6 +120,50 @@ func MutantCases() []MutantCase {
 				c.Timeout = 3 * time.Second
 			},
 		},
+		{
+			// A third of the frozen holds stop inside the acquire, between
+			// SET NX and PEXPIRE, for 1.2-2 TTL; the observer reads the
+			// key every TTL/4 and finds it without expiry.
+			Client: "mutant-setnx-expire", Breaks: "ttl", Control: "native",
+			Why:     "the acquire is SET NX, then PEXPIRE: frozen between the two, the lock has no expiry",
+			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+			Workload: func(w *Workload) {
+				w.PauseRate, w.StallRate, w.WorkMin, w.WorkMax = 1, -1, 50*time.Millisecond, 300*time.Millisecond
+			},
+		},
+		{
+			// One-step holds, so that every frozen hold that is not frozen
+			// in its acquire stops inside its release, between GET and
+			// DEL, past its lease; one of three others takes the key
+			// meanwhile and the DEL removes its lock: its next extend or
+			// the observer finds the key gone while its lease cannot have
+			// ended.
+			Client: "mutant-release-get-del", Breaks: "linearizability", Control: "native",
+			Why:     "the release is GET, compare, then DEL: frozen between them, it deletes the next holder's lock",
+			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+			Workload: func(w *Workload) {
+				w.PauseRate, w.StallRate, w.WorkMin, w.WorkMax = 1, -1, 50*time.Millisecond, 300*time.Millisecond
+			},
+		},
+		stalledExtendCase("mutant-extend-blind", "linearizability",
+			"the extend is a PEXPIRE that never compares the value: after its lease ended it extends the next holder's lock"),
+		stalledExtendCase("mutant-extend-ignores-reply", "linearizability",
+			"the extend reads a nil reply as success: the client goes on believing it holds a lock it lost"),
+		stalledExtendCase("mutant-shared-token", "double_holder",
+			"every acquisition stores the same value, so a stalled holder's extend succeeds on the next holder's lock"),
+	}
+}
+
+// stalledExtendCase is the scenario of an extend that comes after its
+// lease ended while another client holds the key: every hold stalls,
+// holds last 2-3 extend periods so that most stalls are followed by an
+// extend, and three other clients wait to take the key as it expires.
+func stalledExtendCase(client, breaks, why string) MutantCase {
+	return MutantCase{Client: client, Breaks: breaks, Control: "native", Why: why,
+		Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+		Workload: func(w *Workload) {
+			w.StallRate, w.PauseRate, w.WorkMin, w.WorkMax = 1, -1, 700*time.Millisecond, time.Second
+		},
 	}
 }
 
@@ -165,8 +209,18 @@ func (c MutantCase) Summary() string {
 	if w.AbandonRate > 0 {
 		abandon = fmt.Sprintf("abandon rate %g", w.AbandonRate)
 	}
-	parts := []string{fmt.Sprintf("%d clients on %d key(s), TTL %s, %s per run, work %s-%s, %s, %s, backoff %s-%s",
-		w.Clients, w.Keys, w.TTL, w.Duration, w.WorkMin, w.WorkMax, stall, abandon, w.BackoffMin, w.BackoffMax)}
+	rate := func(what string, r float64) string {
+		if r <= 0 {
+			return "no " + what
+		}
+		return fmt.Sprintf("%s rate %g", what, r)
+	}
+	parts := []string{fmt.Sprintf("%d clients on %d key(s), TTL %s, %s per run, work %s-%s, %s, %s (%s-%s inside a lock call), %s, %s, backoff %s-%s",
+		w.Clients, w.Keys, w.TTL, w.Duration, w.WorkMin, w.WorkMax, stall, rate("pause", w.PauseRate), w.TTL*6/5, w.TTL*2,
+		rate("late hold", w.LateRate), abandon, w.BackoffMin, w.BackoffMax)}
+	if w.ObserveEvery <= 0 {
+		parts = append(parts, "no observations")
+	}
 	if c.Configure != nil {
 		var cfg ClientConfig
 		c.Configure(&cfg)

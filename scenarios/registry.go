@@ -19,7 +19,10 @@ type kindSpec struct {
 	// library marks adapters of real libraries: they own their connections,
 	// so WAIT cannot follow their acquire on the same one.
 	library bool
-	build   func(name string, cfg ClientConfig) (Client, error)
+	// opaque marks a kind whose lock key or stored value is its own, not
+	// the key and token the history names: the observer cannot read it.
+	opaque bool
+	build  func(name string, cfg ClientConfig) (Client, error)
 }
 
 // cmdKind builds a command-level client from its steps.
@@ -53,10 +56,19 @@ var registry = map[string]kindSpec{
 		return fenceOutside(cfg), extendIFEQ, releaseDELIFEQ
 	}),
 	"mutant-reacquire": cmdKind(nativeNeeds, false, fixed(setNX, reacquireOnNil(extendIFEQ), releaseDELIFEQ)),
+	"mutant-setnx-expire": cmdKind([]Capability{CapDELIFEQ}, false, func(cfg ClientConfig) (acquireStep, extendStep, releaseStep) {
+		return setNXThenExpire(cfg), extendIFEQ, releaseDELIFEQ
+	}),
+	"mutant-release-get-del": cmdKind([]Capability{CapIFEQ}, false, func(cfg ClientConfig) (acquireStep, extendStep, releaseStep) {
+		return setNX, extendIFEQ, releaseGetThenDel(cfg)
+	}),
+	"mutant-extend-blind":         cmdKind([]Capability{CapDELIFEQ}, false, fixed(setNX, extendBlind, releaseDELIFEQ)),
+	"mutant-extend-ignores-reply": cmdKind(nativeNeeds, false, fixed(setNX, ignoreReply(extendIFEQ), releaseDELIFEQ)),
+	"mutant-shared-token":         {needs: nativeNeeds, build: newSharedTokenClient},
 
 	"redsync":    {needs: luaNeeds, library: true, build: newRedsync},
 	"redislock":  {needs: luaNeeds, library: true, build: newRedislock},
-	"valkeylock": {needs: luaNeeds, library: true, build: newValkeylock},
+	"valkeylock": {needs: luaNeeds, library: true, opaque: true, build: newValkeylock},
 }
 
 // Kinds lists the built-in client kinds, sorted; "external:CMD" is the one
@@ -97,6 +109,11 @@ func unknownKind(kind string) error {
 // needs lists what kind needs from the server; external adapters are not
 // probed (they report errors per call).
 func needs(kind string) []Capability { return registry[kind].needs }
+
+// observable says whether the observer can read kind's locks: the key the
+// history names, holding the token the client reported. External adapters
+// promise that in the adapter protocol.
+func observable(kind string) bool { return !registry[kind].opaque }
 
 // drawsFences says whether kind draws a fence with every acquire.
 func drawsFences(kind string) bool { return registry[kind].fenced }
