@@ -32,6 +32,10 @@ type Run struct {
 	// correct unfenced client fails the resource check with stalls on:
 	// they are for showing that, not for gating a library on a fault.
 	StallRate float64
+	// PauseRate is the share of holds frozen for 1.2-2 TTL inside one lock
+	// operation (0: none). Like a stall, it makes an unfenced client's
+	// next write stale; it is what shows a lock step done in two commands.
+	PauseRate float64
 	// AOF says the topology runs with AOF (a killed node keeps its data).
 	AOF bool
 	// Out is the run's folder: history.json, result.json, report.html,
@@ -45,12 +49,11 @@ type Run struct {
 // Defaults are lockcheck run's: six clients on one key, so that every lock
 // is contended, and a 15 s lease, longer than a failover, so that a lock
 // lost with a primary is still believed held when the new primary hands it
-// out. WorkMin and WorkMax follow the TTL (see WithDefaults).
+// out. The work bounds are the workload's (Workload.WorkMin): holds from a
+// few hundred milliseconds to several extend periods.
 var Defaults = Run{Duration: 60 * time.Second, TTL: 15 * time.Second, Clients: 6, Keys: 1}
 
-// WithDefaults fills zero fields from Defaults. Work defaults to TTL/5 ..
-// 2 TTL/5: longer than a failover, and over before the first extend at
-// TTL/3 mostly, so a holder does not learn of its loss by extending.
+// WithDefaults fills zero fields from Defaults.
 func (r Run) WithDefaults() Run {
 	if r.Duration <= 0 {
 		r.Duration = Defaults.Duration
@@ -63,12 +66,6 @@ func (r Run) WithDefaults() Run {
 	}
 	if r.Keys <= 0 {
 		r.Keys = Defaults.Keys
-	}
-	if r.WorkMin <= 0 {
-		r.WorkMin = r.TTL / 5
-	}
-	if r.WorkMax <= 0 {
-		r.WorkMax = 2 * r.TTL / 5
 	}
 	return r
 }
@@ -110,7 +107,7 @@ func (r Run) Execute(ctx context.Context, t *topology.Topology) (*Outcome, error
 	var injected atomic.Int64
 	chaos := scenarios.Chaos{
 		Workload: scenarios.Workload{Client: r.Client, Clients: r.Clients, Keys: r.Keys, TTL: r.TTL, Duration: r.Duration, Seed: r.Seed,
-			WorkMin: r.WorkMin, WorkMax: r.WorkMax, StallRate: stallRate(r.StallRate), Recorder: rec, Log: log},
+			WorkMin: r.WorkMin, WorkMax: r.WorkMax, StallRate: shareOrNone(r.StallRate), PauseRate: shareOrNone(r.PauseRate), Recorder: rec, Log: log},
 		Faults:    r.Faults,
 		AOF:       r.AOF,
 		StderrDir: r.Out,
@@ -148,7 +145,7 @@ func (r Run) Execute(ctx context.Context, t *topology.Topology) (*Outcome, error
 
 // stallRate maps the run's stall rate (0: none) to the workload's (0 means
 // its default there, negative none).
-func stallRate(r float64) float64 {
+func shareOrNone(r float64) float64 {
 	if r <= 0 {
 		return -1
 	}

@@ -2,29 +2,72 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // Plan is what a worker does with one lock. Every choice is drawn up front
 // from the worker's seeded source, in the same order whatever the servers
 // answer, so one seed gives every worker the same sequence of plans in
 // every run; only how often an acquire is retried differs.
+//
+// The plans are adversarial: they put a holder where a lock client's bugs
+// show, at the moments a kind workload never reaches. Holds run from a
+// few milliseconds to several extend periods; stalls past the lease come
+// mid-work, just before an extend and just before the release; some holds
+// extend and release right at the lease's end; and some are frozen inside
+// one lock operation (see opPause).
 type Plan struct {
 	Key string
-	// Work is how long the holder works, extending every TTL/3.
+	// Work is how long the holder works, extending every Step.
 	Work time.Duration
+	// Step is the time between extends: TTL/3, or for a hold that extends
+	// and releases at the lease's end, 0.85-0.98 TTL less the write that
+	// comes before each extend (Work is then whole steps, so the release
+	// comes when an extend would be due): late, but in time for a client
+	// that is not frozen.
+	Step time.Duration
 	// Stall, when not 0, is a pause longer than the TTL without extends (a
-	// GC pause, a swapped-out process) at step StallAt: the lease runs out
-	// under the holder, whose next write is stale.
-	Stall   time.Duration
-	StallAt int
+	// GC pause, a swapped-out process) at step StallAt, placed at
+	// StallWhere: the lease runs out under the holder, whose next write,
+	// extend or release comes too late.
+	Stall      time.Duration
+	StallAt    int
+	StallWhere StallWhere
+	// Pause, when not 0, freezes the client inside one lock operation for
+	// that long: the acquire that takes the lock, extend number PauseAt
+	// (from 0), or the release, as PauseIn says. PauseAfter is when an
+	// external adapter is stopped after the request went out.
+	Pause      time.Duration
+	PauseIn    history.Kind
+	PauseAt    int
+	PauseAfter time.Duration
 	// Abandon leaves without releasing, as a crashed holder would; the key
 	// must then expire by its TTL.
 	Abandon bool
 	// Jitter seeds this plan's backoff between acquire attempts.
 	Jitter uint64
 }
+
+// StallWhere is where in a hold a stall comes.
+type StallWhere string
+
+const (
+	// StallMidWork replaces a step of work: the holder writes when it wakes.
+	StallMidWork StallWhere = "mid-work"
+	// StallBeforeExtend comes after a step's write: the holder's first act
+	// on waking is an extend of a lease that has ended.
+	StallBeforeExtend StallWhere = "before-extend"
+	// StallBeforeRelease comes after the last write: the release is late.
+	StallBeforeRelease StallWhere = "before-release"
+)
+
+var stallPlaces = []StallWhere{StallMidWork, StallBeforeExtend, StallBeforeRelease}
+
+var pausePlaces = []history.Kind{history.Acquire, history.Extend, history.Release}
 
 // planner draws plans for one worker.
 type planner struct {
@@ -41,13 +84,30 @@ func newPlanner(w Workload, worker int) *planner {
 func (p *planner) next() Plan {
 	w, r := p.w, p.rng
 	// Draw every field, used or not, so that the sequence never shifts.
-	key, work := r.IntN(w.Keys), uniform(r, w.WorkMin, w.WorkMax)
+	key, work := r.IntN(w.Keys), logUniform(r, w.WorkMin, w.WorkMax)
+	late, lateStep := r.Float64() < w.LateRate, max(uniform(r, w.TTL*17/20, w.TTL*49/50)-w.WriteGap, time.Millisecond)
 	stalls, stall := r.Float64() < w.StallRate, uniform(r, w.TTL*6/5, w.TTL*2)
-	stallAt := r.IntN(steps(work, w.TTL))
+	where, stallFrac := stallPlaces[r.IntN(len(stallPlaces))], r.Float64()
+	pauses, pause := r.Float64() < w.PauseRate, uniform(r, w.TTL*6/5, w.TTL*2)
+	pauseIn, pauseFrac, pauseAfter := pausePlaces[r.IntN(len(pausePlaces))], r.Float64(), uniform(r, 0, 2*time.Millisecond)
 	abandon := r.Float64() < w.AbandonRate
-	plan := Plan{Key: LockKey(key), Work: work, Abandon: abandon, Jitter: r.Uint64()}
+	plan := Plan{Key: LockKey(key), Work: work, Step: w.TTL / 3, Abandon: abandon, Jitter: r.Uint64()}
+	if late {
+		plan.Step = lateStep
+		plan.Work = time.Duration(steps(work, lateStep)) * lateStep
+	}
+	n := steps(plan.Work, plan.Step)
 	if stalls {
-		plan.Stall, plan.StallAt = stall, stallAt
+		plan.Stall, plan.StallAt, plan.StallWhere = stall, int(stallFrac*float64(n)), where
+	}
+	if pauses {
+		plan.Pause, plan.PauseIn, plan.PauseAfter = pause, pauseIn, pauseAfter
+		if pauseIn == history.Extend {
+			if n < 2 { // no extend in a one-step hold: freeze the release
+				plan.PauseIn = history.Release
+			}
+			plan.PauseAt = int(pauseFrac * float64(n-1))
+		}
 	}
 	return plan
 }
@@ -56,10 +116,20 @@ func (p *planner) next() Plan {
 // shares: lock:{k1}, fence:{k1}.
 func LockKey(i int) string { return fmt.Sprintf("lock:{k%d}", i+1) }
 
-// steps is how many TTL/3 steps a hold of work takes (at least one).
-func steps(work, ttl time.Duration) int {
-	step := max(ttl/3, time.Millisecond)
+// steps is how many steps of step a hold of work takes (at least one).
+func steps(work, step time.Duration) int {
+	step = max(step, time.Millisecond)
 	return max(1, int((work+step-1)/step))
+}
+
+// logUniform draws from [lo, hi) evenly on a log scale, so that holds of a
+// few milliseconds are as common as holds of several extend periods.
+func logUniform(r *rand.Rand, lo, hi time.Duration) time.Duration {
+	if hi <= lo || lo <= 0 {
+		return uniform(r, lo, hi)
+	}
+	d := time.Duration(float64(lo) * math.Exp(r.Float64()*math.Log(float64(hi)/float64(lo))))
+	return min(max(d, lo), hi)
 }
 
 func uniform(r *rand.Rand, lo, hi time.Duration) time.Duration {

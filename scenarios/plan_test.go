@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"math/rand/v2"
+
+	"github.com/lockcheck/lockcheck/history"
 	"reflect"
 	"testing"
 	"time"
@@ -29,14 +31,23 @@ func TestPlansSeeded(t *testing.T) {
 	if reflect.DeepEqual(a, draw(w2, 1)) {
 		t.Fatal("two seeds drew the same plans")
 	}
-	var stalls, abandons, long int
+	var stalls, abandons, long, short, late int
 	keys := map[string]bool{}
+	places := map[StallWhere]int{}
+	pauses := map[history.Kind]int{}
 	for _, p := range a {
 		keys[p.Key] = true
 		if p.Stall > 0 {
 			stalls++
+			places[p.StallWhere]++
 			if p.Stall <= w.TTL {
 				t.Fatalf("stall %v not longer than the TTL %v", p.Stall, w.TTL)
+			}
+		}
+		if p.Pause > 0 {
+			pauses[p.PauseIn]++
+			if p.Pause <= w.TTL {
+				t.Fatalf("pause %v not longer than the TTL %v", p.Pause, w.TTL)
 			}
 		}
 		if p.Abandon {
@@ -45,12 +56,25 @@ func TestPlansSeeded(t *testing.T) {
 		if p.Work > w.TTL {
 			long++
 		}
+		if p.Work < w.TTL/3 {
+			short++
+		}
+		if p.Step != w.TTL/3 {
+			late++
+			if p.Step < w.TTL*17/20-w.WriteGap || p.Step > w.TTL*49/50-w.WriteGap || p.Work%p.Step != 0 {
+				t.Fatalf("a late hold steps every %v for %v: want 0.85-0.98 TTL less the write gap, whole steps", p.Step, p.Work)
+			}
+			continue
+		}
 		if p.Work < w.WorkMin || p.Work > w.WorkMax {
 			t.Fatalf("work %v outside [%v, %v]", p.Work, w.WorkMin, w.WorkMax)
 		}
 	}
-	if len(keys) != 4 || stalls == 0 || long == 0 {
-		t.Fatalf("200 plans used %d keys, %d stalls, %d holds longer than the TTL", len(keys), stalls, long)
+	if len(keys) != 4 || stalls == 0 || long == 0 || short == 0 || late == 0 {
+		t.Fatalf("200 plans used %d keys, %d stalls, %d holds longer than the TTL, %d shorter than a step, %d late", len(keys), stalls, long, short, late)
+	}
+	if len(places) != 3 || pauses[history.Acquire] == 0 || pauses[history.Extend] == 0 || pauses[history.Release] == 0 {
+		t.Fatalf("stalls at %v, pauses in %v: want every place", places, pauses)
 	}
 }
 

@@ -185,11 +185,7 @@ func (s *Script) read(ctx context.Context, key string) (int64, error) {
 
 // observed is the history's record of one read of key's PTTL.
 func (s *Script) observed(key string, call, pttl int64, err error) history.Op {
-	op := history.Op{Client: s.observer, Worker: -1, Key: key, Kind: history.Observe, Outcome: history.OK, Read: pttl, Call: call, Return: s.Rec.Now()}
-	if err != nil {
-		op.Outcome, op.Error, op.Read = history.Fail, err.Error(), 0
-	}
-	return op
+	return observeOp(s.observer, key, call, s.Rec.Now(), pttl, "", err)
 }
 
 // SleepPast sleeps until at least d after the instant at (on the

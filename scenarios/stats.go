@@ -25,7 +25,9 @@ type Stats struct {
 	Writes         int64
 	WritesRejected int64
 	Stalls         int64
-	Abandoned      int64
+	// Pauses counts lock calls frozen inside (see Workload.PauseRate).
+	Pauses    int64
+	Abandoned int64
 	// Client adds the clients' own counters, summed over workers
 	// (short_waits, noscript_fallbacks, adapter_restarts).
 	Client map[string]int64
@@ -33,9 +35,9 @@ type Stats struct {
 
 // String is a one-line summary.
 func (s Stats) String() string {
-	line := fmt.Sprintf("%5.1fs %d ops: acquired %d (refused %d), extended %d (lost %d), released %d (lost %d), unknown %d, writes %d (rejected %d), stalls %d, abandoned %d",
+	line := fmt.Sprintf("%5.1fs %d ops: acquired %d (refused %d), extended %d (lost %d), released %d (lost %d), unknown %d, writes %d (rejected %d), stalls %d, pauses %d, abandoned %d",
 		s.Elapsed.Seconds(), s.Ops, s.Acquired, s.AcquireFailed, s.Extended, s.LostOnExtend, s.Released, s.LostOnRelease,
-		s.Unknown, s.Writes, s.WritesRejected, s.Stalls, s.Abandoned)
+		s.Unknown, s.Writes, s.WritesRejected, s.Stalls, s.Pauses, s.Abandoned)
 	var names []string
 	for k := range s.Client {
 		names = append(names, k)
@@ -54,7 +56,7 @@ func (s Stats) String() string {
 // counters are the live Stats, updated by every worker.
 type counters struct {
 	ops, acquired, acquireFailed, extended, lostOnExtend, released, lostOnRelease atomic.Int64
-	unknown, writes, writesRejected, stalls, abandoned                            atomic.Int64
+	unknown, writes, writesRejected, stalls, pauses, abandoned                    atomic.Int64
 }
 
 // counted is a client that keeps counters of its own.
@@ -64,7 +66,7 @@ func (c *counters) snapshot(elapsed time.Duration, clients []Client) Stats {
 	s := Stats{Elapsed: elapsed, Ops: c.ops.Load(), Acquired: c.acquired.Load(), AcquireFailed: c.acquireFailed.Load(),
 		Extended: c.extended.Load(), LostOnExtend: c.lostOnExtend.Load(), Released: c.released.Load(),
 		LostOnRelease: c.lostOnRelease.Load(), Unknown: c.unknown.Load(), Writes: c.writes.Load(),
-		WritesRejected: c.writesRejected.Load(), Stalls: c.stalls.Load(), Abandoned: c.abandoned.Load()}
+		WritesRejected: c.writesRejected.Load(), Stalls: c.stalls.Load(), Pauses: c.pauses.Load(), Abandoned: c.abandoned.Load()}
 	for _, cl := range clients {
 		if cc, ok := cl.(counted); ok {
 			for k, v := range cc.Counts() {

@@ -21,6 +21,14 @@ type worker struct {
 	res   *Resource
 	cnt   *counters
 	plans *planner
+	// obs reads the key after every OK acquire and extend, as client ocid;
+	// nil when the run observes nothing.
+	obs  *observer
+	ocid int
+	// plan is the hold being carried out, extends how many extends it
+	// has made: they say which call the plan's pause goes into.
+	plan    Plan
+	extends int
 }
 
 func (wk *worker) run(ctx context.Context) {
@@ -31,6 +39,7 @@ func (wk *worker) run(ctx context.Context) {
 
 // hold carries out one plan.
 func (wk *worker) hold(ctx context.Context, p Plan) {
+	wk.plan, wk.extends = p, 0
 	held, ok := wk.acquire(ctx, p)
 	if !ok {
 		return
@@ -74,27 +83,29 @@ func (wk *worker) acquire(ctx context.Context, p Plan) (Result, bool) {
 	return Result{}, false
 }
 
-// work sleeps in steps of TTL/3 and extends between steps. Unfenced, it
+// work sleeps in steps of p.Step and extends between steps. Unfenced, it
 // writes after every step, so that overlapping holders lose increments.
 // Fenced, it writes once, when the work is done or right after a stall (the
 // paused client that wakes up and writes, in Kleppmann's picture): the
 // resource takes a fence only when it is strictly greater than the last,
-// so a second write with the same fence would be refused. It returns
-// whether the lock should be released: not after a nil extend, which says
-// it is someone else's now.
+// so a second write with the same fence would be refused. A stall comes
+// where the plan puts it: instead of a step, after a step's write and
+// before its extend, or after the last write and before the release. It
+// returns whether the lock should be released: not after a nil extend,
+// which says it is someone else's now.
 func (wk *worker) work(ctx context.Context, p Plan, held Result) bool {
-	step := wk.w.TTL / 3
 	end := time.Now().Add(p.Work)
 	fenced := wk.res.Fenced()
 	for i := 0; ; i++ {
-		d := min(step, time.Until(end))
-		stalled := p.Stall > 0 && i == p.StallAt
+		d := min(p.Step, time.Until(end))
+		stalled := p.Stall > 0 && i == p.StallAt && p.StallWhere == StallMidWork
 		if stalled {
 			d = p.Stall
-			wk.cnt.stalls.Add(1)
 		}
 		if f := wk.w.Freezer.take(wk.id); f > 0 {
 			d, stalled = f, true
+		}
+		if stalled {
 			wk.cnt.stalls.Add(1)
 		}
 		if !sleep(ctx, d) {
@@ -103,15 +114,19 @@ func (wk *worker) work(ctx context.Context, p Plan, held Result) bool {
 		last := !time.Now().Before(end)
 		if !fenced || last || stalled {
 			if !wk.write(p.Key, held) || fenced {
-				return true
+				return wk.stallBefore(ctx, p, i, StallBeforeRelease)
 			}
 		}
 		if last {
+			return wk.stallBefore(ctx, p, i, StallBeforeRelease)
+		}
+		if !wk.stallBefore(ctx, p, i, StallBeforeExtend) {
 			return true
 		}
 		r := wk.call(history.Extend, p.Key, held.Token, wk.w.TTL, func(c context.Context) Result {
 			return wk.client.Extend(c, p.Key, held.Token, wk.w.TTL)
 		})
+		wk.extends++
 		switch r.Outcome {
 		case history.OK:
 			wk.cnt.extended.Add(1)
@@ -123,6 +138,19 @@ func (wk *worker) work(ctx context.Context, p Plan, held Result) bool {
 			return true // unsure: release in case it is still ours
 		}
 	}
+}
+
+// stallBefore stalls at step i when the plan puts its stall there, or at
+// the release when the plan's stall before an extend fell on the last
+// step, which has no extend. It says whether the run goes on.
+func (wk *worker) stallBefore(ctx context.Context, p Plan, i int, where StallWhere) bool {
+	due := p.Stall > 0 && i == p.StallAt && (p.StallWhere == where ||
+		(where == StallBeforeRelease && p.StallWhere == StallBeforeExtend))
+	if !due {
+		return ctx.Err() == nil
+	}
+	wk.cnt.stalls.Add(1)
+	return sleep(ctx, p.Stall)
 }
 
 // write sends one write to the resource and says whether it was accepted;
@@ -142,9 +170,14 @@ func (wk *worker) write(key string, held Result) bool {
 // leaves no spurious Unknowns.
 func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, f func(context.Context) Result) Result {
 	rec := wk.w.Recorder
+	pause := wk.pauseFor(kind)
 	call := rec.Now()
-	r := f(context.Background())
+	r := f(withOpPause(context.Background(), pause))
 	ret := rec.Now()
+	if pause != nil && pause.taken.Load() {
+		wk.cnt.pauses.Add(1)
+		wk.plan.Pause = 0 // taken: the later calls of this hold run free
+	}
 	op := lockOp(wk.cid, wk.id, kind, key, token, ttl, r, call, ret)
 	if r.Undo != nil {
 		wk.recordUndo(op, r)
@@ -156,7 +189,21 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 		wk.cnt.unknown.Add(1)
 		wk.cid = rec.NewClient()
 	}
+	if r.Outcome == history.OK && kind != history.Release && wk.obs != nil {
+		wk.obs.read(wk.ocid, key)
+	}
 	return r
+}
+
+// pauseFor is the pause the plan puts into this call, if any: the
+// acquire's attempts until one takes the lock with it, the plan's extend,
+// or the release.
+func (wk *worker) pauseFor(kind history.Kind) *opPause {
+	p := wk.plan
+	if p.Pause <= 0 || p.PauseIn != kind || (kind == history.Extend && wk.extends != p.PauseAt) {
+		return nil
+	}
+	return &opPause{For: p.Pause, After: p.PauseAfter}
 }
 
 // lockOp is the history's record of one lock call as the client reported

@@ -30,12 +30,25 @@ type Workload struct {
 	Duration time.Duration
 	// Seed makes every worker's choices reproducible.
 	Seed int64
-	// WorkMin and WorkMax bound a hold's work time (TTL/10 and 2 TTL);
-	// work past the TTL needs the extends.
+	// WorkMin and WorkMax bound a hold's work time (TTL/50 and 3 TTL),
+	// drawn evenly on a log scale; work past the TTL needs the extends.
 	WorkMin, WorkMax time.Duration
 	// StallRate is the share of holds that stall past the TTL without
-	// extending (0.1; negative for none), to provoke expiry under a holder.
+	// extending (0.1; negative for none), to provoke expiry under a holder:
+	// mid-work, just before an extend or just before the release.
 	StallRate float64
+	// LateRate is the share of holds that extend and release near the
+	// lease's end, 0.85-0.98 TTL after the last (0.1; negative for none).
+	LateRate float64
+	// PauseRate is the share of holds frozen inside one lock operation
+	// (the acquire, an extend or the release) for 1.2-2 TTL (0.1;
+	// negative for none): between its commands where it has several.
+	PauseRate float64
+	// ObserveEvery is the mean time between the observer's reads of a
+	// lock key (PTTL and GET in one transaction, on a connection of its
+	// own) besides the read right after every OK acquire and extend
+	// (TTL/4; negative for no observations at all).
+	ObserveEvery time.Duration
 	// AbandonRate is the share of holds left without release, as by a
 	// crashed holder (0.02; negative for none).
 	AbandonRate float64
@@ -75,13 +88,22 @@ func (w Workload) withDefaults() Workload {
 		w.TTL = time.Second
 	}
 	if w.WorkMin <= 0 {
-		w.WorkMin = w.TTL / 10
+		w.WorkMin = w.TTL / 50
 	}
 	if w.WorkMax <= 0 {
-		w.WorkMax = 2 * w.TTL
+		w.WorkMax = 3 * w.TTL
 	}
 	if w.StallRate == 0 {
 		w.StallRate = 0.1
+	}
+	if w.LateRate == 0 {
+		w.LateRate = 0.1
+	}
+	if w.PauseRate == 0 {
+		w.PauseRate = 0.1
+	}
+	if w.ObserveEvery == 0 {
+		w.ObserveEvery = w.TTL / 4
 	}
 	if w.AbandonRate == 0 {
 		w.AbandonRate = 0.02
@@ -142,7 +164,14 @@ func (w Workload) Run(ctx context.Context, cfg ClientConfig) (*history.History, 
 	}
 	defer closeAll(clients)
 	res := NewResource(rec, w.Fenced || drawsFences(w.Client), w.WriteGap)
-	if err := w.drive(ctx, clients, res); err != nil {
+	var obs *observer
+	if w.ObserveEvery > 0 && observable(w.Client) {
+		if obs, err = newObserver(cfg, rec); err != nil {
+			return nil, err
+		}
+		defer obs.Close()
+	}
+	if err := w.drive(ctx, clients, res, obs); err != nil {
 		return nil, err
 	}
 	meta := history.Meta{Server: cfg.Server, Version: cfg.Version, Topology: string(cfg.Topology), Client: clients[0].Name(),
@@ -177,7 +206,7 @@ func closeAll(clients []Client) {
 // drive runs the workers and the progress ticker until the run ends. A
 // worker that panics (its client library, most likely) stops every worker,
 // and drive returns the panic as a *PanicError.
-func (w Workload) drive(ctx context.Context, clients []Client, res *Resource) error {
+func (w Workload) drive(ctx context.Context, clients []Client, res *Resource, obs *observer) error {
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	if w.Duration > 0 {
@@ -189,8 +218,18 @@ func (w Workload) drive(ctx context.Context, clients []Client, res *Resource) er
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, c := range clients {
-		wk := &worker{id: i, client: c, cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i)}
+		wk := &worker{id: i, client: c, cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i), obs: obs}
+		if obs != nil {
+			wk.ocid = w.Recorder.NewClient()
+		}
 		wg.Go(func() { guard(abort, fmt.Sprintf("worker %d (%s)", i, c.Name()), func() { wk.run(ctx) }) })
+	}
+	if obs != nil {
+		keys := make([]string, w.Keys)
+		for i := range keys {
+			keys[i] = LockKey(i)
+		}
+		wg.Go(func() { obs.run(ctx, keys, w.ObserveEvery, w.Seed) })
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

@@ -60,7 +60,8 @@ func checkHistory(t *testing.T, h *history.History, topo *topology.Topology, kin
 	count := map[history.Kind]map[history.Outcome]int{}
 	unknownIDs := map[int]bool{}
 	for _, op := range h.Ops {
-		if op.Return < op.Call || op.Worker < 0 || op.Worker >= 3 || op.Key == "" {
+		harness := op.Kind == history.Observe && op.Worker == -1 // the observer's reads
+		if op.Return < op.Call || (op.Worker < 0 && !harness) || op.Worker >= 3 || op.Key == "" {
 			t.Fatalf("bad op %+v", op)
 		}
 		if count[op.Kind] == nil {
@@ -80,6 +81,9 @@ func checkHistory(t *testing.T, h *history.History, topo *topology.Topology, kin
 	}
 	if count[history.Acquire][history.OK] == 0 || count[history.Write][history.OK] == 0 || count[history.Release][history.OK] == 0 {
 		t.Fatalf("a run without acquires, writes or releases: %v", count)
+	}
+	if observable(kind) && count[history.Observe][history.OK] < count[history.Acquire][history.OK] {
+		t.Fatalf("%d observations for %d acquires: every OK acquire is observed", count[history.Observe][history.OK], count[history.Acquire][history.OK])
 	}
 	if n := len(unknownIDs); n > len(h.Ops)/10 {
 		t.Fatalf("%d unknown outcomes on a healthy server: %v", n, count)

@@ -27,6 +27,7 @@ type runFlags struct {
 	workMin  time.Duration
 	workMax  time.Duration
 	stalls   float64
+	pauses   float64
 	out      string
 }
 
@@ -40,9 +41,10 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.clients, "clients", d.Clients, "logical clients")
 	fs.IntVar(&f.keys, "keys", d.Keys, "lock keys (few keys, many clients: every lock is contended)")
 	fs.DurationVar(&f.ttl, "ttl", d.TTL, "lease asked for by every acquire and extend; longer than a failover, so a lock lost with a primary is still believed held when the new primary hands it out")
-	fs.DurationVar(&f.workMin, "work-min", 0, "shortest work while holding (default TTL/5: longer than a failover)")
-	fs.DurationVar(&f.workMax, "work-max", 0, "longest work while holding (default 2 TTL/5: before the first extend at TTL/3, mostly)")
+	fs.DurationVar(&f.workMin, "work-min", 0, "shortest work while holding (default TTL/50; holds are drawn evenly on a log scale)")
+	fs.DurationVar(&f.workMax, "work-max", 0, "longest work while holding (default 3 TTL: several extend periods)")
 	fs.Float64Var(&f.stalls, "stall-rate", 0, "share of holds (0..1) that stall past the TTL without extending, like a GC pause; an unfenced client's write after one is stale (see also --fault pause-client)")
+	fs.Float64Var(&f.pauses, "pause-rate", 0, "share of holds (0..1) frozen past the TTL inside one lock call (between its commands, or an adapter SIGSTOPped mid-request); an unfenced client's write after one is stale")
 	fs.StringVar(&f.out, "out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
 }
 
@@ -91,6 +93,9 @@ func (rf *runFlags) run(stderr io.Writer) (harness.Run, int) {
 	if rf.stalls < 0 || rf.stalls > 1 {
 		return harness.Run{}, fail(stderr, "--stall-rate %g: want a share between 0 and 1", rf.stalls)
 	}
+	if rf.pauses < 0 || rf.pauses > 1 {
+		return harness.Run{}, fail(stderr, "--pause-rate %g: want a share between 0 and 1", rf.pauses)
+	}
 	if code := checkClient(rf.client, stderr); code != 0 {
 		return harness.Run{}, code
 	}
@@ -110,8 +115,8 @@ func (rf *runFlags) run(stderr io.Writer) (harness.Run, int) {
 		faults = append(faults, f)
 	}
 	run := harness.Run{Client: rf.client, Faults: faults, Duration: rf.duration, TTL: rf.ttl, WorkMin: rf.workMin, WorkMax: rf.workMax,
-		Seed: rf.seed, Clients: rf.clients, Keys: rf.keys, StallRate: rf.stalls, AOF: rf.aof, Out: rf.out}.WithDefaults()
-	if run.WorkMax < run.WorkMin {
+		Seed: rf.seed, Clients: rf.clients, Keys: rf.keys, StallRate: rf.stalls, PauseRate: rf.pauses, AOF: rf.aof, Out: rf.out}.WithDefaults()
+	if run.WorkMax > 0 && run.WorkMax < run.WorkMin {
 		return harness.Run{}, fail(stderr, "--work-max %s is shorter than --work-min %s", run.WorkMax, run.WorkMin)
 	}
 	if run.Seed == 0 {

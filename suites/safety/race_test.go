@@ -20,9 +20,11 @@ const newest = "valkey-9.1"
 // raceWork makes holds last longer than a failover (about 2 s) but end
 // before the first extend (TTL/3 = 5 s): a holder whose lock was lost with
 // the old primary still believes it holds when the new primary hands the
-// lock out again.
+// lock out again. No late holds and no frozen calls: the race is the
+// failover's alone.
 func raceWork(w *scenarios.Workload) {
 	w.WorkMin, w.WorkMax = 3*time.Second, 6*time.Second
+	w.LateRate, w.PauseRate = -1, -1
 }
 
 // The article's race, scripted: the kill-primary fault cuts replication,
