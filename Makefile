@@ -4,6 +4,7 @@
 #   make test    install what is missing, build the server images, run every test
 #   make safety  the whole safety suite; make bench: bench/results.md
 #   make catch-rate  each mutant and its control over 20 seeded runs: out/catch-rate/catch-rate.md
+#   make false-alarms  the correct clients over 20 seeded runs: out/false-alarms/false-alarms.md
 #
 # Both need root (apt-get, debootstrap) and a running Docker engine.
 
@@ -13,7 +14,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit safety bench catch-rate clean
+.PHONY: all setup images build run test unit safety bench catch-rate false-alarms clean
 
 all: build
 
@@ -60,6 +61,13 @@ bench: images
 # (about 45 minutes on 2 cores): a measurement for the README, not a test.
 catch-rate: images
 	$(BIN) catch-rate --out $(OUT)/catch-rate $(CATCHRATEFLAGS)
+
+# false-alarms runs the correct clients (native, fenced, lua, delex, the
+# Python adapter) over 20 seeds of the default workload on standalone and
+# sentinel: no run may fail double_holder or linearizability. A
+# measurement for the README, not a test.
+false-alarms: images
+	$(BIN) false-alarms --out $(OUT)/false-alarms $(FALSEALARMSFLAGS)
 
 # clean removes every container and network an aborted run left behind.
 clean:

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -19,7 +20,7 @@ import (
 
 // CatchRate measures how often each mutant's randomized scenario catches
 // it: the mutant and its control run over seeds 1..Runs, one after the
-// other, on one standalone topology that is flushed between runs. It is a
+// other, on a standalone topology that is flushed between runs. It is a
 // measurement (issue 10): the suite's gating specs are scripted, and a
 // randomized scenario's hit rate goes into the README as a figure.
 type CatchRate struct {
@@ -28,6 +29,10 @@ type CatchRate struct {
 	Cases   []scenarios.MutantCase
 	// Runs is the number of seeds per mutant and per control.
 	Runs int
+	// Parallel is how many mutants are measured at once, each on a
+	// standalone topology of its own (1 when 0). The runs mostly sleep
+	// through their leases, so a few lanes share two cores.
+	Parallel int
 	// Duration, when positive, replaces each case's run length.
 	Duration time.Duration
 	// Out receives catch-rate.md, catch-rate.json and the histories of the
@@ -37,8 +42,8 @@ type CatchRate struct {
 	Log io.Writer
 }
 
-// Measure starts the topology, makes every run, writes the report after
-// each mutant and at the end, and tears the topology down on every path.
+// Measure starts the topologies, makes every run, writes the report after
+// each mutant and at the end, and tears the topologies down on every path.
 // After Ctrl-C (ctx ended) it returns the partial figures, written too.
 func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *reports.CatchRate, err error) {
 	if c.Log == nil {
@@ -47,48 +52,82 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 	if c.Runs <= 0 {
 		return nil, fmt.Errorf("catch-rate: runs must be positive")
 	}
+	lanes := min(max(c.Parallel, 1), len(c.Cases))
 	begin := time.Now()
 	load := loadAverage()
-	t, err := Start(ctx, eng, c.Build, c.Sources, topology.Standalone, topology.Options{}, c.Log)
-	if err != nil {
-		return nil, err
-	}
+	topos := make([]*topology.Topology, 0, lanes)
 	defer func() {
-		if terr := Teardown(ctx, t); terr != nil && err == nil {
-			err = terr
+		for _, t := range topos {
+			if terr := Teardown(ctx, t); terr != nil && err == nil {
+				err = terr
+			}
 		}
 	}()
-	cr = &reports.CatchRate{Server: t.Build.Name, Version: t.Version, Topology: string(t.Kind), Runs: c.Runs, Started: begin}
+	for range lanes {
+		t, err := Start(ctx, eng, c.Build, c.Sources, topology.Standalone, topology.Options{}, c.Log)
+		if err != nil {
+			return nil, err
+		}
+		topos = append(topos, t)
+	}
+	t0 := topos[0]
+	cr = &reports.CatchRate{Server: t0.Build.Name, Version: t0.Version, Topology: string(t0.Kind), Runs: c.Runs, Started: begin}
+	rows := make([]*reports.CatchRow, len(c.Cases))
+	var mu sync.Mutex // guards rows, cr, n and the report's files
 	finish := func() error {
+		cr.Rows = cr.Rows[:0]
+		for _, r := range rows {
+			if r != nil {
+				cr.Rows = append(cr.Rows, *r)
+			}
+		}
 		cr.Elapsed = reports.MillisOf(time.Since(begin))
-		cr.Machine = fmt.Sprintf("%d CPUs, load average %s at the start, %s at the end", runtime.NumCPU(), load, loadAverage())
+		cr.Machine = fmt.Sprintf("%d CPUs, %d topologies at once, load average %s at the start, %s at the end", runtime.NumCPU(), lanes, load, loadAverage())
 		return reports.WriteCatchRate(c.Out, cr)
 	}
 	total := len(c.Cases) * c.Runs * 2
 	n := 0
-	for _, mc := range c.Cases {
-		var runs []reports.CatchRun
-		for seed := int64(1); seed <= int64(c.Runs) && ctx.Err() == nil; seed++ {
-			for _, control := range []bool{false, true} {
-				if ctx.Err() != nil {
-					break
+	next := make(chan int, len(c.Cases))
+	for i := range c.Cases {
+		next <- i
+	}
+	close(next)
+	var werr error
+	var wg sync.WaitGroup
+	for _, t := range topos {
+		wg.Go(func() {
+			for i := range next {
+				mc := c.Cases[i]
+				var runs []reports.CatchRun
+				for seed := int64(1); seed <= int64(c.Runs) && ctx.Err() == nil; seed++ {
+					for _, control := range []bool{false, true} {
+						if ctx.Err() != nil {
+							break
+						}
+						r := c.runOne(ctx, t, mc, control, seed)
+						if ctx.Err() != nil {
+							break // interrupted: a run cut short is not a figure
+						}
+						runs = append(runs, r)
+						mu.Lock()
+						n++
+						fmt.Fprintf(c.Log, "[%d/%d] %s\n", n, total, runLine(mc, r))
+						mu.Unlock()
+					}
 				}
-				n++
-				r := c.runOne(ctx, t, mc, control, seed)
-				if ctx.Err() != nil {
-					break // interrupted: a run cut short is not a figure
+				row := Tally(mc, runs)
+				mu.Lock()
+				rows[i] = &row
+				if err := finish(); err != nil && werr == nil {
+					werr = err
 				}
-				runs = append(runs, r)
-				fmt.Fprintf(c.Log, "[%d/%d] %s\n", n, total, runLine(mc, r))
+				mu.Unlock()
 			}
-		}
-		cr.Rows = append(cr.Rows, Tally(mc, runs))
-		if werr := finish(); werr != nil {
-			return cr, werr
-		}
-		if ctx.Err() != nil {
-			break
-		}
+		})
+	}
+	wg.Wait()
+	if werr != nil {
+		return cr, werr
 	}
 	cr.Complete = ctx.Err() == nil
 	return cr, finish()

@@ -27,6 +27,7 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	mutants := fs.String("mutants", "", "comma-separated mutants to measure (default all: "+strings.Join(caseNames(), ", ")+")")
 	out := fs.String("out", filepath.Join("out", "catch-rate"), "folder for catch-rate.md, catch-rate.json and the histories of missed runs")
 	duration := fs.Duration("duration", 0, "length of every run (default each scenario's own, 12-15 s)")
+	parallel := fs.Int("parallel", 3, "mutants measured at once, each on a standalone topology of its own")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -35,6 +36,9 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if *runs <= 0 {
 		return fail(stderr, "--runs %d: want a positive number of seeds", *runs)
+	}
+	if *parallel <= 0 {
+		return fail(stderr, "--parallel %d: want at least 1 topology", *parallel)
 	}
 	if *duration < 0 {
 		return fail(stderr, "--duration %s: want a positive length (or 0 for each scenario's own)", *duration)
@@ -56,8 +60,8 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	fmt.Fprintf(stderr, "catch-rate: %d mutant(s) × %d seeds, mutant and control each, on %s standalone -> %s\n", len(cases), *runs, b.Name, *out)
-	m := harness.CatchRate{Build: b, Sources: sources, Cases: cases, Runs: *runs, Duration: *duration, Out: *out, Log: stderr}
+	fmt.Fprintf(stderr, "catch-rate: %d mutant(s) × %d seeds, mutant and control each, on %s standalone, %d at once -> %s\n", len(cases), *runs, b.Name, *parallel, *out)
+	m := harness.CatchRate{Build: b, Sources: sources, Cases: cases, Runs: *runs, Parallel: *parallel, Duration: *duration, Out: *out, Log: stderr}
 	cr, err := m.Measure(ctx, eng)
 	if cr != nil {
 		reports.CatchRateMarkdown(stdout, cr)

@@ -31,6 +31,7 @@ func commands() []command {
 		{"matrix", "run every client × fault on every build × topology; writes index.html, matrix.json, junit.xml", runMatrix},
 		{"check", "re-check a saved run folder offline", runCheck},
 		{"catch-rate", "run each mutant and its control over seeded runs of its randomized scenario; writes catch-rate.md", runCatchRate},
+		{"false-alarms", "run the correct clients over seeded runs of the default workload on standalone and sentinel; writes false-alarms.md", runFalseAlarms},
 	}
 }
 

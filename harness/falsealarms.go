@@ -1,0 +1,199 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// AlarmChecks are the checks a correct client must pass in the default
+// workload whatever it is: a double holder or a history no legal order
+// explains is the harness's false alarm, never the client's fault. Other
+// checks (resource, for an unfenced client whose holder stalled) are
+// counted beside.
+var AlarmChecks = []string{checker.DoubleHolder, checker.Linearizability}
+
+// AlarmCase is one correct client on one build.
+type AlarmCase struct {
+	Client string
+	Build  topology.Build
+}
+
+// FalseAlarms measures how often correct clients fail AlarmChecks in the
+// default, adversarial workload (scenarios.Workload's defaults: stalls,
+// pauses inside lock calls, late extends, the key observed), over seeds
+// 1..Runs on each topology kind. One topology per build and kind, each on
+// a lane of its own, flushed between runs. Like CatchRate it is a
+// measurement, written for the README, not a test.
+type FalseAlarms struct {
+	Cases      []AlarmCase
+	Topologies []topology.Kind
+	Runs       int
+	// Duration is one run's length.
+	Duration time.Duration
+	Sources  topology.Sources
+	// Out receives false-alarms.md, false-alarms.json and the history of
+	// every run that raised one.
+	Out string
+	Log io.Writer
+}
+
+// lane is the runs one topology makes.
+type lane struct {
+	build topology.Build
+	kind  topology.Kind
+	cases []int // indexes into Cases
+}
+
+// Measure starts one topology per lane, runs every case's seeds on it and
+// tears every topology down on every path. After Ctrl-C it returns the
+// partial figures, written too.
+func (f FalseAlarms) Measure(ctx context.Context, eng *topology.Engine) (fa *reports.FalseAlarms, err error) {
+	if f.Log == nil {
+		f.Log = io.Discard
+	}
+	if f.Runs <= 0 || f.Duration <= 0 {
+		return nil, fmt.Errorf("false-alarms: runs and duration must be positive")
+	}
+	var lanes []lane
+	for _, kind := range f.Topologies {
+		for i, c := range f.Cases {
+			j := slices.IndexFunc(lanes, func(l lane) bool { return l.build.Name == c.Build.Name && l.kind == kind })
+			if j < 0 {
+				lanes = append(lanes, lane{build: c.Build, kind: kind})
+				j = len(lanes) - 1
+			}
+			lanes[j].cases = append(lanes[j].cases, i)
+		}
+	}
+	begin, load := time.Now(), loadAverage()
+	fa = &reports.FalseAlarms{Runs: f.Runs, Duration: reports.MillisOf(f.Duration), Checks: AlarmChecks, Started: begin}
+	var mu sync.Mutex // guards fa, n and the report's files
+	finish := func() error {
+		fa.Elapsed = reports.MillisOf(time.Since(begin))
+		fa.Machine = fmt.Sprintf("%d CPUs, %d topologies at once, load average %s at the start, %s at the end", runtime.NumCPU(), len(lanes), load, loadAverage())
+		return reports.WriteFalseAlarms(f.Out, fa)
+	}
+	total := len(f.Cases) * len(f.Topologies) * f.Runs
+	n := 0
+	var firstErr error
+	var wg sync.WaitGroup
+	for _, l := range lanes {
+		wg.Go(func() {
+			rows, err := f.runLane(ctx, eng, l, func(r reports.AlarmRun) {
+				mu.Lock()
+				defer mu.Unlock()
+				n++
+				fmt.Fprintf(f.Log, "[%d/%d] %s\n", n, total, r.Line())
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			fa.Rows = append(fa.Rows, rows...)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			if werr := finish(); werr != nil && firstErr == nil {
+				firstErr = werr
+			}
+		})
+	}
+	wg.Wait()
+	reports.SortAlarmRows(fa.Rows)
+	fa.Complete = ctx.Err() == nil && firstErr == nil
+	if werr := finish(); werr != nil && firstErr == nil {
+		firstErr = werr
+	}
+	return fa, firstErr
+}
+
+// runLane starts the lane's topology and runs each of its cases' seeds.
+func (f FalseAlarms) runLane(ctx context.Context, eng *topology.Engine, l lane, done func(reports.AlarmRun)) (rows []reports.AlarmRow, err error) {
+	t, err := Start(ctx, eng, l.build, f.Sources, l.kind, topology.Options{}, f.Log)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", l.build.Name, l.kind, err)
+	}
+	defer func() {
+		if terr := Teardown(ctx, t); terr != nil && err == nil {
+			err = terr
+		}
+	}()
+	for _, ci := range l.cases {
+		c := f.Cases[ci]
+		row := reports.AlarmRow{Client: c.Client, Server: t.Build.Name, Version: t.Version, Topology: string(t.Kind), Failing: map[string]int{}}
+		for seed := int64(1); seed <= int64(f.Runs) && ctx.Err() == nil; seed++ {
+			r := f.runOne(ctx, t, c.Client, seed)
+			if ctx.Err() != nil {
+				break // interrupted: a run cut short is not a figure
+			}
+			row.Add(r)
+			done(r)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// runOne runs one seed of client's default workload on a flushed server.
+func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client string, seed int64) (r reports.AlarmRun) {
+	r = reports.AlarmRun{Client: client, Server: t.Build.Name, Topology: string(t.Kind), Seed: seed}
+	begin := time.Now()
+	defer func() { r.Elapsed = reports.MillisOf(time.Since(begin)) }()
+	if err := flushPrimary(ctx, t); err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	chaos := scenarios.Chaos{Workload: scenarios.Workload{Client: client, Seed: seed, Duration: f.Duration}, StderrDir: f.Out}
+	res, err := chaos.Run(ctx, t)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	h := res.History
+	r.Ops = len(h.Ops)
+	result, err := checker.Run(context.WithoutCancel(ctx), h, CheckOptions(h))
+	if err != nil {
+		r.Error = fmt.Sprintf("check: %v", err)
+		return r
+	}
+	r.Failing, r.Unknown = Failing(result)
+	for _, name := range AlarmChecks {
+		if slices.Contains(r.Failing, name) {
+			r.Alarms = append(r.Alarms, name)
+		}
+	}
+	if len(r.Alarms) > 0 {
+		name := fmt.Sprintf("%s-%s-%s-seed%d.history.json", SafeName(client), t.Build.Name, t.Kind, seed)
+		if err := os.MkdirAll(filepath.Join(f.Out, "histories"), 0o755); err == nil {
+			if err := h.Save(filepath.Join(f.Out, "histories", name)); err == nil {
+				r.History = filepath.Join("histories", name)
+			}
+		}
+	}
+	return r
+}
+
+// flushPrimary empties the topology's primary before a run, so that no
+// key of the last run is read by the next.
+func flushPrimary(ctx context.Context, t *topology.Topology) error {
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	p, err := t.Primary(fctx, scenarios.LockKey(0))
+	if err != nil {
+		return fmt.Errorf("flushall: %w", err)
+	}
+	if _, err := p.Do(fctx, "FLUSHALL"); err != nil {
+		return fmt.Errorf("flushall: %w", err)
+	}
+	return nil
+}
