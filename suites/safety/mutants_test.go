@@ -35,6 +35,12 @@ var _ = Describe("mutant clients, scripted", func() {
 			"a KEEPTTL extend keeps the old deadline, so another client takes the lock inside the lease its holder believes in", scriptExtendThenExpire},
 		{"mutant-reacquire", "native", checker.Linearizability,
 			"after a stall past its lease and another client's hold, a nil extend is hidden by a quiet SET NX and reported as an extend of an ended lease", scriptStallThenExtend},
+		{"mutant-extend-blind", "native", checker.Linearizability,
+			"after its lease ended, a PEXPIRE that never compares the value extends the next holder's lock", scriptStaleExtend},
+		{"mutant-extend-ignores-reply", "native", checker.Linearizability,
+			"after its lease ended, an extend that reads nil as success reports an extend of another client's lock", scriptStaleExtend},
+		{"mutant-shared-token", "native", checker.DoubleHolder,
+			"after its lease ended, the extend finds the value the next holder stored (the same for every acquisition) and succeeds: two workers believe they hold", scriptStaleExtend},
 	}
 	for _, c := range cases {
 		for _, client := range []string{c.mutant, c.control} {
@@ -118,6 +124,114 @@ func scriptStallThenExtend(ctx context.Context, s *scenarios.Script) {
 		s.Release(ctx, 0, key, a.Token)
 	}
 }
+
+// scriptStaleExtend: worker 0 stalls until its lease ended on the server
+// and on the harness's clock, worker 1 takes the lock for long, and worker
+// 0 wakes up and extends while worker 1 holds. A correct extend answers
+// nil; worker 1 releases at the end.
+func scriptStaleExtend(ctx context.Context, s *scenarios.Script) {
+	ttl := 500 * time.Millisecond
+	a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
+	Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
+	s.SleepPast(ctx, a.Return, ttl+100*time.Millisecond)
+	b := ok(s.Acquire(ctx, 1, key, 30*time.Second), "worker 1's acquire while worker 0 stalls")
+	if e := s.Extend(ctx, 0, key, a.Token, 30*time.Second); e.Outcome == history.OK {
+		s.Release(ctx, 0, key, a.Token)
+	}
+	s.Release(ctx, 1, key, b.Token)
+}
+
+// A lock step done in two commands goes wrong only when its client is
+// frozen between them. The scripts freeze the mutant exactly there (its
+// MidOp hook); the correct client, whose step is one command, has no
+// such point and runs the same script frozen after its call instead.
+var _ = Describe("two-command mutants, scripted", func() {
+	freezer := func() (func(int, *scenarios.ClientConfig), chan struct{}, chan struct{}) {
+		paused, resume := make(chan struct{}), make(chan struct{})
+		return func(w int, cfg *scenarios.ClientConfig) {
+			cfg.Timeout = 5 * time.Second
+			if w == 0 {
+				cfg.MidOp = func(context.Context, string) { close(paused); <-resume }
+			}
+		}, paused, resume
+	}
+	for _, client := range []string{"mutant-setnx-expire", "native"} {
+		caught := client == "mutant-setnx-expire"
+		name := "native passes the ttl check where mutant-setnx-expire fails it"
+		if caught {
+			name = "mutant-setnx-expire is caught by the ttl check: frozen between SET NX and PEXPIRE, its lock has no expiry"
+		}
+		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
+			freeze, paused, resume := freezer()
+			s := script(ctx, topology.Standalone, topology.Options{}, []string{client}, freeze)
+			done := make(chan scenarios.Step, 1)
+			go func() { done <- s.Acquire(ctx, 0, key, 2*time.Second) }()
+			var a scenarios.Step
+			select {
+			case <-paused: // between SET NX and PEXPIRE
+			case a = <-done: // one command: after it
+			}
+			_, err := s.Observe(ctx, key)
+			Expect(err).NotTo(HaveOccurred())
+			close(resume)
+			if caught {
+				a = <-done
+			}
+			ok(a, "worker 0's acquire")
+			s.Release(ctx, 0, key, a.Token)
+
+			_, r := judge(ctx, s)
+			c := check(r, checker.TTL)
+			if !caught {
+				Expect(c.Status).To(Equal(checker.Pass), c.Summary)
+				return
+			}
+			Expect(c.Status).To(Equal(checker.Fail), c.Summary)
+			Expect(c.Findings[0].Kind).To(Equal("no_expiry"))
+		}, SpecTimeout(time.Minute))
+	}
+	for _, client := range []string{"mutant-release-get-del", "native"} {
+		caught := client == "mutant-release-get-del"
+		name := "native passes linearizability where mutant-release-get-del fails it"
+		if caught {
+			name = "mutant-release-get-del is caught by linearizability: frozen between GET and DEL, it deletes the next holder's lock"
+		}
+		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
+			freeze, paused, resume := freezer()
+			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, "native", "native"}, freeze)
+			a := ok(s.Acquire(ctx, 0, key, 500*time.Millisecond), "worker 0's acquire")
+			done := make(chan scenarios.Step, 1)
+			go func() { done <- s.Release(ctx, 0, key, a.Token) }()
+			frozen := false
+			select {
+			case <-paused: // GET found its token; the DEL waits
+				frozen = true
+			case <-done: // one command: released before the others come
+			}
+			Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
+			b := ok(s.Acquire(ctx, 1, key, 30*time.Second), "worker 1's acquire once the key is gone")
+			close(resume)
+			if frozen {
+				<-done
+			}
+			_, err := s.Observe(ctx, key)
+			Expect(err).NotTo(HaveOccurred())
+			if c := s.Acquire(ctx, 2, key, 30*time.Second); c.Outcome == history.OK {
+				s.Release(ctx, 2, key, c.Token)
+			}
+			s.Release(ctx, 1, key, b.Token)
+
+			_, r := judge(ctx, s)
+			c := check(r, checker.Linearizability)
+			if !caught {
+				Expect(c.Status).To(Equal(checker.Pass), c.Summary)
+				return
+			}
+			Expect(c.Status).To(Equal(checker.Fail), c.Summary)
+			Expect(r.Verdict).To(Equal(checker.Violated))
+		}, SpecTimeout(time.Minute))
+	}
+})
 
 // A fence drawn outside the lock step goes wrong only when its holder is
 // paused between SET and INCR for longer than its lease. The script
