@@ -53,13 +53,7 @@ var _ = Describe("mutant clients, scripted", func() {
 				s := script(ctx, topology.Standalone, topology.Options{}, []string{client, client, client}, nil)
 				c.script(ctx, s)
 				_, r := judge(ctx, s)
-				chk := check(r, c.breaks)
-				if caught {
-					Expect(chk.Status).To(Equal(checker.Fail), chk.Summary)
-					Expect(r.Verdict).To(Equal(checker.Violated))
-				} else {
-					Expect(chk.Status).To(Equal(checker.Pass), chk.Summary)
-				}
+				expectCaught(r, c.breaks, caught, "")
 			}, SpecTimeout(time.Minute))
 		}
 	}
@@ -146,15 +140,6 @@ func scriptStaleExtend(ctx context.Context, s *scenarios.Script) {
 // MidOp hook); the correct client, whose step is one command, has no
 // such point and runs the same script frozen after its call instead.
 var _ = Describe("two-command mutants, scripted", func() {
-	freezer := func() (func(int, *scenarios.ClientConfig), chan struct{}, chan struct{}) {
-		paused, resume := make(chan struct{}), make(chan struct{})
-		return func(w int, cfg *scenarios.ClientConfig) {
-			cfg.Timeout = 5 * time.Second
-			if w == 0 {
-				cfg.MidOp = func(context.Context, string) { close(paused); <-resume }
-			}
-		}, paused, resume
-	}
 	for _, client := range []string{"mutant-setnx-expire", "native"} {
 		caught := client == "mutant-setnx-expire"
 		name := "native passes the ttl check where mutant-setnx-expire fails it"
@@ -181,13 +166,7 @@ var _ = Describe("two-command mutants, scripted", func() {
 			s.Release(ctx, 0, key, a.Token)
 
 			_, r := judge(ctx, s)
-			c := check(r, checker.TTL)
-			if !caught {
-				Expect(c.Status).To(Equal(checker.Pass), c.Summary)
-				return
-			}
-			Expect(c.Status).To(Equal(checker.Fail), c.Summary)
-			Expect(c.Findings[0].Kind).To(Equal("no_expiry"))
+			expectCaught(r, checker.TTL, caught, "no_expiry")
 		}, SpecTimeout(time.Minute))
 	}
 	for _, client := range []string{"mutant-release-get-del", "native"} {
@@ -222,13 +201,7 @@ var _ = Describe("two-command mutants, scripted", func() {
 			s.Release(ctx, 1, key, b.Token)
 
 			_, r := judge(ctx, s)
-			c := check(r, checker.Linearizability)
-			if !caught {
-				Expect(c.Status).To(Equal(checker.Pass), c.Summary)
-				return
-			}
-			Expect(c.Status).To(Equal(checker.Fail), c.Summary)
-			Expect(r.Verdict).To(Equal(checker.Violated))
+			expectCaught(r, checker.Linearizability, caught, "")
 		}, SpecTimeout(time.Minute))
 	}
 })
@@ -249,13 +222,7 @@ var _ = Describe("mutant-fence-outside, scripted", func() {
 			name = "mutant-fence-outside is caught by the fence check: a write accepted over the current holder with a bigger fence"
 		}
 		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
-			paused, resume := make(chan struct{}), make(chan struct{})
-			freeze := func(w int, cfg *scenarios.ClientConfig) {
-				cfg.Timeout = 5 * time.Second
-				if w == 0 {
-					cfg.MidOp = func(context.Context, string) { close(paused); <-resume }
-				}
-			}
+			freeze, paused, resume := freezer()
 			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, "fenced"}, freeze)
 			ttl := time.Second
 			done := make(chan scenarios.Step, 1)
@@ -277,14 +244,7 @@ var _ = Describe("mutant-fence-outside, scripted", func() {
 			s.Release(ctx, 1, key, b.Token)
 
 			_, r := judge(ctx, s)
-			f := check(r, checker.Fence)
-			if !caught {
-				Expect(f.Status).To(Equal(checker.Pass), f.Summary)
-				return
-			}
-			Expect(f.Status).To(Equal(checker.Fail), f.Summary)
-			Expect(f.Findings[0].Kind).To(Equal("write_over_holder"))
-			Expect(r.Verdict).To(Equal(checker.Violated))
+			expectCaught(r, checker.Fence, caught, "write_over_holder")
 		}, SpecTimeout(time.Minute))
 	}
 })

@@ -2,6 +2,7 @@ package safety_test
 
 import (
 	"context"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -40,4 +41,33 @@ func judge(ctx context.Context, s *scenarios.Script) (*history.History, *checker
 func ok(r scenarios.Step, what string) scenarios.Step {
 	ExpectWithOffset(1, r.Outcome).To(Equal(history.OK), "%s: %+v", what, r)
 	return r
+}
+
+// freezer freezes worker 0 at its MidOp hook (between the two commands of
+// a lock step) until resume is closed; paused is closed when it got there.
+// The calls get a deadline that outlasts the freeze.
+func freezer() (configure func(int, *scenarios.ClientConfig), paused, resume chan struct{}) {
+	paused, resume = make(chan struct{}), make(chan struct{})
+	return func(w int, cfg *scenarios.ClientConfig) {
+		cfg.Timeout = 5 * time.Second
+		if w == 0 {
+			cfg.MidOp = func(context.Context, string) { close(paused); <-resume }
+		}
+	}, paused, resume
+}
+
+// expectCaught asserts that the check name failed, with a first finding
+// of kind when kind is set, and the run is violated (caught: a mutant), or
+// that it passed (its control).
+func expectCaught(r *checker.Result, name string, caught bool, kind string) {
+	c := check(r, name)
+	if !caught {
+		ExpectWithOffset(1, c.Status).To(Equal(checker.Pass), c.Summary)
+		return
+	}
+	ExpectWithOffset(1, c.Status).To(Equal(checker.Fail), c.Summary)
+	if kind != "" {
+		ExpectWithOffset(1, c.Findings[0].Kind).To(Equal(kind))
+	}
+	ExpectWithOffset(1, r.Verdict).To(Equal(checker.Violated))
 }
