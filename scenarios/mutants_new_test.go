@@ -47,7 +47,7 @@ func TestTwoCommandMutants(t *testing.T) {
 		flushAll(t, raw)
 		c, paused, resume := frozen()
 		m, next := newTestClient(t, "mutant-release-get-del", c), newTestClient(t, "native", cfg)
-		a := m.Acquire(ctx, key, ttl)
+		a := m.Acquire(ctx, key, time.Second) // long enough that the GET surely finds it
 		done := make(chan Result)
 		go func() { done <- m.Release(ctx, key, a.Token) }()
 		<-paused // GET found its token

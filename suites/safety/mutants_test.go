@@ -178,7 +178,9 @@ var _ = Describe("two-command mutants, scripted", func() {
 		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
 			freeze, paused, resume := freezer()
 			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, "native", "native"}, freeze)
-			a := ok(s.Acquire(ctx, 0, key, 500*time.Millisecond), "worker 0's acquire")
+			// a lease long enough that the release's GET surely finds it,
+			// however loaded the machine
+			a := ok(s.Acquire(ctx, 0, key, 2*time.Second), "worker 0's acquire")
 			done := make(chan scenarios.Step, 1)
 			go func() { done <- s.Release(ctx, 0, key, a.Token) }()
 			frozen := false
