@@ -39,8 +39,9 @@ type Plan struct {
 	StallWhere StallWhere
 	// Pause, when not 0, freezes the client inside one lock operation for
 	// that long: the acquire that takes the lock, extend number PauseAt
-	// (from 0), or the release, as PauseIn says. PauseAfter is when an
-	// external adapter is stopped after the request went out.
+	// (from 0), or the release, as PauseIn says. PauseAfter (0-300 µs,
+	// within a loopback round trip) is when an external adapter is stopped
+	// after the request went out; one that answered by then is not.
 	Pause      time.Duration
 	PauseIn    history.Kind
 	PauseAt    int
@@ -89,7 +90,7 @@ func (p *planner) next() Plan {
 	stalls, stall := r.Float64() < w.StallRate, uniform(r, w.TTL*6/5, w.TTL*2)
 	where, stallFrac := stallPlaces[r.IntN(len(stallPlaces))], r.Float64()
 	pauses, pause := r.Float64() < w.PauseRate, uniform(r, w.TTL*6/5, w.TTL*2)
-	pauseIn, pauseFrac, pauseAfter := pausePlaces[r.IntN(len(pausePlaces))], r.Float64(), uniform(r, 0, 2*time.Millisecond)
+	pauseIn, pauseFrac, pauseAfter := pausePlaces[r.IntN(len(pausePlaces))], r.Float64(), uniform(r, 0, 300*time.Microsecond)
 	abandon := r.Float64() < w.AbandonRate
 	plan := Plan{Key: LockKey(key), Work: work, Step: w.TTL / 3, Abandon: abandon, Jitter: r.Uint64()}
 	if late {
