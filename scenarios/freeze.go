@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// Freezer hands a pause to the first lock holder that asks for it between
-// two steps of its work: the pause-client fault freezes one holder, as a
-// long garbage-collection pause would, and the holder goes on and writes
-// when it wakes up.
+// Freezer hands a pause to the first lock holder that asks for it, between
+// two steps of its work or as it calls extend or release: the pause-client
+// fault freezes one holder, as a long garbage-collection pause would, and
+// the holder goes on when it wakes up.
 type Freezer struct {
 	pending atomic.Int64
 	taken   chan int
@@ -41,9 +41,11 @@ func (f *Freezer) take(worker int) time.Duration {
 }
 
 // PauseClient freezes one lock holder for twice the TTL in the middle of
-// its work: its lease runs out, another client takes the lock, and the
-// frozen one wakes up and writes, believing it still holds. Only a fence
-// checked by the resource stops that write.
+// its work or inside its extend or release (between the commands of a
+// client that takes two, after the reply of one that takes one, an
+// adapter stopped mid-request): its lease runs out, another client takes
+// the lock, and the frozen one wakes up and goes on, believing it still
+// holds. Only a fence checked by the resource stops its write.
 var PauseClient Fault = pauseClient{faultBase{"pause-client", anyKind}}
 
 type pauseClient struct{ faultBase }
@@ -58,7 +60,7 @@ func (f pauseClient) Inject(ctx context.Context, env FaultEnv) error {
 	env.Freezer.request(pause)
 	select {
 	case w := <-env.Freezer.taken:
-		env.Rec.FaultTarget(win, fmt.Sprintf("worker %d", w), "worker frozen mid-work for "+pause.String())
+		env.Rec.FaultTarget(win, fmt.Sprintf("worker %d", w), "worker frozen mid-work or inside a lock call for "+pause.String())
 	case <-time.After(4 * env.TTL):
 		env.Freezer.cancel()
 		return fmt.Errorf("pause-client: no holder took the pause within %s", 4*env.TTL)

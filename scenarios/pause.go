@@ -18,6 +18,10 @@ type opPause struct {
 	For time.Duration
 	// After is how long an external adapter runs before it is stopped.
 	After time.Duration
+	// Fault marks the pause-client fault's pause: the fault has told the
+	// history a holder froze, so if nothing inside the call took it, the
+	// worker freezes right after the call.
+	Fault bool
 	taken atomic.Bool
 }
 

@@ -174,6 +174,9 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 	call := rec.Now()
 	r := f(withOpPause(context.Background(), pause))
 	ret := rec.Now()
+	if pause != nil && pause.Fault && pause.taken.CompareAndSwap(false, true) {
+		time.Sleep(pause.For) // frozen right after the call instead
+	}
 	if pause != nil && pause.taken.Load() {
 		wk.cnt.pauses.Add(1)
 		wk.plan.Pause = 0 // taken: the later calls of this hold run free
@@ -197,13 +200,20 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 
 // pauseFor is the pause the plan puts into this call, if any: the
 // acquire's attempts until one takes the lock with it, the plan's extend,
-// or the release.
+// or the release. A holder's extend or release also takes the pause-client
+// fault's pending pause, if it asks before a holder between two steps of
+// work does: the fault freezes a holder inside a lock call as well.
 func (wk *worker) pauseFor(kind history.Kind) *opPause {
 	p := wk.plan
-	if p.Pause <= 0 || p.PauseIn != kind || (kind == history.Extend && wk.extends != p.PauseAt) {
-		return nil
+	if p.Pause > 0 && p.PauseIn == kind && (kind != history.Extend || wk.extends == p.PauseAt) {
+		return &opPause{For: p.Pause, After: p.PauseAfter}
 	}
-	return &opPause{For: p.Pause, After: p.PauseAfter}
+	if kind != history.Acquire {
+		if f := wk.w.Freezer.take(wk.id); f > 0 {
+			return &opPause{For: f, Fault: true}
+		}
+	}
+	return nil
 }
 
 // lockOp is the history's record of one lock call as the client reported
