@@ -149,20 +149,11 @@ var _ = Describe("two-command mutants, scripted", func() {
 		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
 			freeze, paused, resume := freezer()
 			s := script(ctx, topology.Standalone, topology.Options{}, []string{client}, freeze)
-			done := make(chan scenarios.Step, 1)
-			go func() { done <- s.Acquire(ctx, 0, key, 2*time.Second) }()
-			var a scenarios.Step
-			select {
-			case <-paused: // between SET NX and PEXPIRE
-			case a = <-done: // one command: after it
-			}
+			// frozen between SET NX and PEXPIRE, or (one command) after it
+			wake := frozen(func() scenarios.Step { return s.Acquire(ctx, 0, key, 2*time.Second) }, paused, resume)
 			_, err := s.Observe(ctx, key)
 			Expect(err).NotTo(HaveOccurred())
-			close(resume)
-			if caught {
-				a = <-done
-			}
-			ok(a, "worker 0's acquire")
+			a := ok(wake(), "worker 0's acquire")
 			s.Release(ctx, 0, key, a.Token)
 
 			_, r := judge(ctx, s)
@@ -181,20 +172,12 @@ var _ = Describe("two-command mutants, scripted", func() {
 			// a lease long enough that the release's GET surely finds it,
 			// however loaded the machine
 			a := ok(s.Acquire(ctx, 0, key, 2*time.Second), "worker 0's acquire")
-			done := make(chan scenarios.Step, 1)
-			go func() { done <- s.Release(ctx, 0, key, a.Token) }()
-			frozen := false
-			select {
-			case <-paused: // GET found its token; the DEL waits
-				frozen = true
-			case <-done: // one command: released before the others come
-			}
+			// frozen after GET found its token, before the DEL; or (one
+			// command) released before the others come
+			wake := frozen(func() scenarios.Step { return s.Release(ctx, 0, key, a.Token) }, paused, resume)
 			Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
 			b := ok(s.Acquire(ctx, 1, key, 30*time.Second), "worker 1's acquire once the key is gone")
-			close(resume)
-			if frozen {
-				<-done
-			}
+			wake()
 			_, err := s.Observe(ctx, key)
 			Expect(err).NotTo(HaveOccurred())
 			if c := s.Acquire(ctx, 2, key, 30*time.Second); c.Outcome == history.OK {
@@ -227,20 +210,12 @@ var _ = Describe("mutant-fence-outside, scripted", func() {
 			freeze, paused, resume := freezer()
 			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, "fenced"}, freeze)
 			ttl := time.Second
-			done := make(chan scenarios.Step, 1)
-			go func() { done <- s.Acquire(ctx, 0, key, ttl) }()
-			var a scenarios.Step
-			select {
-			case <-paused: // frozen between its SET and its INCR
-			case a = <-done: // no step to freeze inside: frozen after it
-			}
+			// frozen between its SET and its INCR, or (no step to freeze
+			// inside) after its acquire
+			wake := frozen(func() scenarios.Step { return s.Acquire(ctx, 0, key, ttl) }, paused, resume)
 			Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
 			b := ok(s.Acquire(ctx, 1, key, 30*time.Second), "the fenced client's acquire")
-			close(resume)
-			if caught {
-				a = <-done
-			}
-			ok(a, "worker 0's acquire")
+			a := ok(wake(), "worker 0's acquire")
 			s.Write(0, key, a)
 			s.Write(1, key, b)
 			s.Release(ctx, 1, key, b.Token)

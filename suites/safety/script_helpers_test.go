@@ -56,6 +56,20 @@ func freezer() (configure func(int, *scenarios.ClientConfig), paused, resume cha
 	}, paused, resume
 }
 
+// frozen starts call, one of worker 0's lock calls, and returns once the
+// worker is frozen at its MidOp hook or, for a client with no such point,
+// once the call is done. wake lets it go on and returns the call's step.
+func frozen(call func() scenarios.Step, paused, resume chan struct{}) (wake func() scenarios.Step) {
+	done := make(chan scenarios.Step, 1)
+	go func() { done <- call() }()
+	select {
+	case <-paused:
+		return func() scenarios.Step { close(resume); return <-done }
+	case st := <-done:
+		return func() scenarios.Step { close(resume); return st }
+	}
+}
+
 // expectCaught asserts that the check name failed, with a first finding
 // of kind when kind is set, and the run is violated (caught: a mutant), or
 // that it passed (its control).
