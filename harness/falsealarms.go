@@ -77,6 +77,9 @@ func (f FalseAlarms) Measure(ctx context.Context, eng *topology.Engine) (fa *rep
 			lanes[j].cases = append(lanes[j].cases, i)
 		}
 	}
+	if err := os.MkdirAll(f.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("false-alarms folder: %w", err)
+	}
 	begin, load := time.Now(), loadAverage()
 	fa = &reports.FalseAlarms{Runs: f.Runs, Duration: reports.MillisOf(f.Duration), Checks: AlarmChecks, Started: begin}
 	var mu sync.Mutex // guards fa, n and the report's files
@@ -153,7 +156,13 @@ func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client st
 		r.Error = err.Error()
 		return r
 	}
-	chaos := scenarios.Chaos{Workload: scenarios.Workload{Client: client, Seed: seed, Duration: f.Duration}, StderrDir: f.Out}
+	// adapters' stderr, one folder per topology: lanes run at once
+	stderr := filepath.Join(f.Out, "adapters", fmt.Sprintf("%s-%s", t.Build.Name, t.Kind))
+	if err := os.MkdirAll(stderr, 0o755); err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	chaos := scenarios.Chaos{Workload: scenarios.Workload{Client: client, Seed: seed, Duration: f.Duration}, StderrDir: stderr}
 	res, err := chaos.Run(ctx, t)
 	if err != nil {
 		r.Error = err.Error()
