@@ -212,15 +212,16 @@ func (c MutantCase) Summary() string {
 	if w.AbandonRate > 0 {
 		abandon = fmt.Sprintf("abandon rate %g", w.AbandonRate)
 	}
-	rate := func(what string, r float64) string {
-		if r <= 0 {
-			return "no " + what
-		}
-		return fmt.Sprintf("%s rate %g", what, r)
+	pause := "no pauses inside a lock call"
+	if w.PauseRate > 0 {
+		pause = fmt.Sprintf("pause rate %g (%s-%s inside a lock call)", w.PauseRate, w.TTL*6/5, w.TTL*2)
 	}
-	parts := []string{fmt.Sprintf("%d clients on %d key(s), TTL %s, %s per run, work %s-%s, %s, %s (%s-%s inside a lock call), %s, %s, backoff %s-%s",
-		w.Clients, w.Keys, w.TTL, w.Duration, w.WorkMin, w.WorkMax, stall, rate("pause", w.PauseRate), w.TTL*6/5, w.TTL*2,
-		rate("late hold", w.LateRate), abandon, w.BackoffMin, w.BackoffMax)}
+	late := "no late holds"
+	if w.LateRate > 0 {
+		late = fmt.Sprintf("late hold rate %g", w.LateRate)
+	}
+	parts := []string{fmt.Sprintf("%d clients on %d key(s), TTL %s, %s per run, work %s-%s, %s, %s, %s, %s, backoff %s-%s",
+		w.Clients, w.Keys, w.TTL, w.Duration, w.WorkMin, w.WorkMax, stall, pause, late, abandon, w.BackoffMin, w.BackoffMax)}
 	if w.ObserveEvery <= 0 {
 		parts = append(parts, "no observations")
 	}
