@@ -137,7 +137,7 @@ func firstDoubleHolder(ctx context.Context, h *history.History) (bool, time.Dura
 	c, _ := res.Check(checker.DoubleHolder)
 	first := int64(-1)
 	for _, f := range c.Findings {
-		if f.Kind == "double_holder" && (first < 0 || f.Start < first) {
+		if f.Kind == checker.KindDoubleHolder && (first < 0 || f.Start < first) {
 			first = f.Start
 		}
 	}

@@ -99,3 +99,48 @@ func TestFencesAcrossClockFaults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
 	}
 }
+
+// TestOptionsFor: the checker alone decides that a fenced run's double
+// holders are allowed, and says why.
+func TestOptionsFor(t *testing.T) {
+	h := hist(acq(1, "a1", ok, 0, 1))
+	if o := OptionsFor(h); o.AllowDoubleHolders || o.AllowedBecause != "" {
+		t.Fatalf("unfenced: %+v", o)
+	}
+	h.Meta.Fenced = true
+	if o := OptionsFor(h); !o.AllowDoubleHolders || o.AllowedBecause == "" {
+		t.Fatalf("fenced: %+v", o)
+	}
+}
+
+// TestClassOf: the checker tells a fenced client's stopped double holder
+// from a plain safe run, and reports read it.
+func TestClassOf(t *testing.T) {
+	dh := func(s Status, n int) Check { return Check{Name: DoubleHolder, Status: s, Count: n} }
+	fence := func(s Status) Check { return Check{Name: Fence, Status: s} }
+	for _, c := range []struct {
+		v      Verdict
+		checks Checks
+		want   Class
+	}{
+		{Safe, Checks{dh(Pass, 0), fence(Skipped)}, ClassSafe},
+		{Safe, Checks{dh(Allowed, 2), fence(Pass)}, ClassFenced},
+		{Safe, Checks{dh(Allowed, 0), fence(Pass)}, ClassSafe},
+		{Violated, Checks{dh(Allowed, 2), fence(Fail)}, ClassViolated},
+		{Undecided, Checks{dh(Pass, 0)}, ClassUnknown},
+	} {
+		if got := ClassOf(c.v, c.checks); got != c.want {
+			t.Errorf("%s %+v: class %s, want %s", c.v, c.checks, got, c.want)
+		}
+	}
+	res, err := Run(context.Background(), withFaults(hist(
+		ttl(fenced(acq(1, "a1", ok, 0, 1), 5), 10000), write(1, "a1", 5, ok, 50, 51),
+		ttl(fenced(acq(2, "b1", ok, 2100, 2101), 5), 10000), write(2, "b1", 5, fail, 2200, 2201)),
+		fault("kill-primary", 5, 2500)), Options{AllowDoubleHolders: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Class != ClassFenced {
+		t.Fatalf("a fenced failover with the stale write rejected: class %s, want fenced", res.Class)
+	}
+}

@@ -44,7 +44,7 @@ func doubleHolders(holds []Hold, byClient bool, faults faultIndex, allow bool, o
 				continue
 			}
 			out.add(Finding{
-				Kind:      "double_holder",
+				Kind:      KindDoubleHolder,
 				Key:       cur.Key,
 				Summary:   fmt.Sprintf("%s held by worker %d and worker %d at once for %.3f ms", cur.Key, prev.Worker, cur.Worker, float64(to-from)/1e6),
 				Start:     from,

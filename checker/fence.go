@@ -66,7 +66,7 @@ func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIn
 		}
 		return refs
 	}
-	add := func(kind string, first, second int32, allowed bool, format string, args ...any) {
+	add := func(kind FindingKind, first, second int32, allowed bool, format string, args ...any) {
 		a, b := &h.Ops[first], &h.Ops[second]
 		from, to := min(a.Call, b.Call), max(a.Return, b.Return)
 		sink := out
@@ -92,12 +92,12 @@ func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIn
 		}
 		flagged := false
 		if bestAt >= 0 && op.Fence <= best {
-			add("fence_not_increasing", bestAt, w, false, "%s: write with fence %d accepted after a write with fence %d", k.name, op.Fence, best)
+			add(KindFenceNotIncreasing, bestAt, w, false, "%s: write with fence %d accepted after a write with fence %d", k.name, op.Fence, best)
 			flagged = true
 			backwards[w] = true
 		}
 		if first, dup := seen[op.Fence]; dup && !flagged {
-			add("fence_not_increasing", first, w, false, "%s: two writes with fence %d accepted", k.name, op.Fence)
+			add(KindFenceNotIncreasing, first, w, false, "%s: two writes with fence %d accepted", k.name, op.Fence)
 		} else if !dup {
 			seen[op.Fence] = w
 		}
@@ -115,7 +115,7 @@ func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIn
 			p++
 		}
 		if bestAt >= 0 && op.Fence < best && !backwards[w] {
-			add("stale_write", bestAt, w, true, "%s: write with fence %d from worker %d accepted after fence %d went to worker %d (no write had shown it yet)",
+			add(KindStaleWrite, bestAt, w, true, "%s: write with fence %d from worker %d accepted after fence %d went to worker %d (no write had shown it yet)",
 				k.name, op.Fence, op.Worker, best, h.Ops[bestAt].Worker)
 		}
 	}
@@ -130,11 +130,11 @@ func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIn
 			continue
 		}
 		if loss.meets(h.Ops[first].Call, op.Return) {
-			add("duplicate_fence", first, a, true, "%s: fence %d handed to worker %d and again to worker %d after a fault rolled the counter back",
+			add(KindDuplicateFence, first, a, true, "%s: fence %d handed to worker %d and again to worker %d after a fault rolled the counter back",
 				k.name, op.Fence, h.Ops[first].Worker, op.Worker)
 			continue
 		}
-		add("duplicate_fence", first, a, false, "%s: fence %d handed to worker %d and worker %d", k.name, op.Fence, h.Ops[first].Worker, op.Worker)
+		add(KindDuplicateFence, first, a, false, "%s: fence %d handed to worker %d and worker %d", k.name, op.Fence, h.Ops[first].Worker, op.Worker)
 	}
 }
 

@@ -195,9 +195,9 @@ func (c *linChecker) run(ctx context.Context, workers int) []partVerdict {
 func (c *linChecker) finding(v partVerdict, faults faultIndex) Finding {
 	seg := &c.segs[v.seg]
 	k := c.keys[seg.key]
-	ops, what, kind := k.lock[seg.lo:seg.hi], "lock", "illegal_lock"
+	ops, what, kind := k.lock[seg.lo:seg.hi], "lock", KindIllegalLock
 	if v.fence {
-		ops, what, kind = k.fence[seg.flo:seg.fhi], "fence-counter", "illegal_fence"
+		ops, what, kind = k.fence[seg.flo:seg.fhi], "fence-counter", KindIllegalFence
 	}
 	f := Finding{Kind: kind, Key: k.name}
 	if len(ops) > 0 {
@@ -220,10 +220,10 @@ func (c *linChecker) finding(v partVerdict, faults faultIndex) Finding {
 			f.Summary += fmt.Sprintf(", even with the %d earlier unknown operations taking effect late", len(v.extra))
 		}
 	case v.older > 0:
-		f.Kind = "undecided"
+		f.Kind = KindUndecided
 		f.Summary = fmt.Sprintf("no legal order for the %s unless one of %d older unknown operations took effect there", span, v.older)
 	default:
-		f.Kind = "timeout"
+		f.Kind = KindTimeout
 		f.Summary = "porcupine ran out of time on the " + span
 	}
 	f.Faults = faults.during(f.Start, f.End)

@@ -26,7 +26,7 @@ func lostLocks(h *history.History, k *keyOps, faults faultIndex, out *findings) 
 		default:
 			continue
 		}
-		out.add(Finding{Kind: "lost_lock", Key: k.name, Summary: fmt.Sprintf("%s: worker %d lost the lock: %s", k.name, op.Worker, what),
+		out.add(Finding{Kind: KindLostLock, Key: k.name, Summary: fmt.Sprintf("%s: worker %d lost the lock: %s", k.name, op.Worker, what),
 			Start: op.Call, End: op.Return, Ops: []OpRef{{Index: int(i), Op: *op}}, Faults: faults.during(op.Call, op.Return), Allowed: true})
 	}
 }

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"github.com/lockcheck/lockcheck/history"
 	"time"
 )
 
@@ -42,6 +43,9 @@ type Options struct {
 	// fence must keep the resource safe (fence and resource findings still
 	// count).
 	AllowDoubleHolders bool `json:"allow_double_holders,omitempty"`
+	// AllowedBecause says why double holders are allowed (OptionsFor
+	// fills it), for the reports.
+	AllowedBecause string `json:"allowed_because,omitempty"`
 	// Loss says when a key may lose its state. Default LossDuringFaults.
 	Loss LossPolicy `json:"loss,omitempty"`
 	// LossFaults restricts LossDuringFaults to fault windows with these
@@ -57,6 +61,19 @@ type Options struct {
 	Workers int `json:"workers,omitempty"`
 	// Skip names checks not to run; they are reported as "skipped".
 	Skip []string `json:"skip,omitempty"`
+}
+
+// OptionsFor are the options a recorded run is checked with, decided here
+// once for every caller (lockcheck run and check, the matrix, the suites,
+// the measurements): a client that draws fences may see double holders
+// under faults, the article's failover race, and its fence must stop the
+// stale holder; a client that draws none may not see any.
+func OptionsFor(h *history.History) Options {
+	if !h.Meta.Fenced {
+		return Options{}
+	}
+	return Options{AllowDoubleHolders: true,
+		AllowedBecause: "the client draws fences: two holders under a fault are allowed, and the fence check must stop the stale one"}
 }
 
 // Default values for Options fields left zero.

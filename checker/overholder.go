@@ -44,7 +44,7 @@ func writesOverHolders(h *history.History, k *keyOps, holds []Hold, loss lossWin
 				continue
 			}
 			from, to := x.Start, op.Return
-			f := Finding{Kind: "write_over_holder", Key: k.name, Start: from, End: to,
+			f := Finding{Kind: KindWriteOverHolder, Key: k.name, Start: from, End: to,
 				Summary: fmt.Sprintf("%s: write with fence %d from worker %d accepted while worker %d held the lock with fence %d",
 					k.name, op.Fence, op.Worker, x.Worker, x.Fence),
 				Ops:    []OpRef{{Index: x.Acquire, Op: h.Ops[x.Acquire]}, {Index: int(w), Op: *op}},

@@ -54,7 +54,7 @@ func rejectedCommands(h *history.History, k *keyOps, faults faultIndex, out *fin
 		if bad {
 			why = "a command the server does not understand"
 		}
-		out.add(Finding{Kind: "rejected", Key: k.name, Summary: fmt.Sprintf("%s: worker %d's %s got %s: %s", k.name, op.Worker, op.Kind, why, op.Error),
+		out.add(Finding{Kind: KindRejected, Key: k.name, Summary: fmt.Sprintf("%s: worker %d's %s got %s: %s", k.name, op.Worker, op.Kind, why, op.Error),
 			Start: op.Call, End: op.Return, Ops: []OpRef{{Index: int(i), Op: *op}}, Faults: faults.during(op.Call, op.Return), Allowed: !bad})
 	}
 }

@@ -28,7 +28,7 @@ func lostIncrements(h *history.History, k *keyOps, faults faultIndex, out *findi
 	add := func(first, second int32, format string, args ...any) {
 		a, b := &h.Ops[first], &h.Ops[second]
 		from, to := min(a.Call, b.Call), max(a.Return, b.Return)
-		out.add(Finding{Kind: "lost_increment", Key: k.name, Summary: fmt.Sprintf(format, args...), Start: from, End: to,
+		out.add(Finding{Kind: KindLostIncrement, Key: k.name, Summary: fmt.Sprintf(format, args...), Start: from, End: to,
 			Ops: []OpRef{{Index: int(first), Op: *a}, {Index: int(second), Op: *b}}, Faults: faults.during(from, to)})
 	}
 	wret := byReturn(h, writes)

@@ -104,20 +104,10 @@ type Hold struct {
 
 // Finding is one thing a check found. Fields that do not apply are empty.
 type Finding struct {
-	// Kind is what was found:
-	//   - double_holder: two holds overlap (Holds, OverlapMs);
-	//   - fence_not_increasing, stale_write, duplicate_fence: fence
-	//     findings (Ops: the earlier and the offending operation);
-	//   - lost_increment: the resource check;
-	//   - illegal_lock, illegal_fence: a segment with no legal order;
-	//     timeout, undecided: one porcupine could not decide (Ops: the
-	//     segment's first operations);
-	//   - no_expiry, stuck: the TTL check;
-	//   - lost_lock: a nil extend or a 0 release; with duplicate_fence
-	//     allowed after a fault, the lost_locks check.
-	Kind    string `json:"kind"`
-	Key     string `json:"key"`
-	Summary string `json:"summary"`
+	// Kind is what was found (see FindingKind for the list).
+	Kind    FindingKind `json:"kind"`
+	Key     string      `json:"key"`
+	Summary string      `json:"summary"`
 	// Start and End bound the finding on the harness clock (ns).
 	Start int64 `json:"start"`
 	End   int64 `json:"end"`
@@ -145,6 +135,49 @@ type Check struct {
 // Checks is the list of checks of a Result. In JSON it is an object keyed
 // by check name, in CheckNames order.
 type Checks []Check
+
+// Find returns the check called name.
+func (cs Checks) Find(name string) (Check, bool) {
+	for _, c := range cs {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// Class is what a run shows at a glance: its verdict, with the fenced
+// client's case told apart. The checker decides it once; reports, the
+// matrix and the harness only read it.
+type Class string
+
+const (
+	// ClassSafe: every check passed.
+	ClassSafe Class = "safe"
+	// ClassFenced: double holders were allowed and found, and the fence
+	// check passed: the fence stopped the stale holder.
+	ClassFenced Class = "fenced"
+	// ClassViolated: at least one check failed.
+	ClassViolated Class = "violated"
+	// ClassUnknown: no check failed, one could not decide.
+	ClassUnknown Class = "unknown"
+)
+
+// ClassOf classifies a verdict and its checks.
+func ClassOf(v Verdict, checks Checks) Class {
+	switch v {
+	case Violated:
+		return ClassViolated
+	case Safe:
+		dh, _ := checks.Find(DoubleHolder)
+		fence, _ := checks.Find(Fence)
+		if dh.Status == Allowed && dh.Count > 0 && fence.Status == Pass {
+			return ClassFenced
+		}
+		return ClassSafe
+	}
+	return ClassUnknown
+}
 
 // MarshalJSON writes the checks as one object keyed by name.
 func (cs Checks) MarshalJSON() ([]byte, error) {
@@ -193,6 +226,9 @@ func (cs *Checks) UnmarshalJSON(b []byte) error {
 type Result struct {
 	Verdict  Verdict `json:"verdict"`
 	ExitCode int     `json:"exit_code"`
+	// Class tells a fenced client's stopped double holder from a plain
+	// safe run (see Class).
+	Class Class `json:"class"`
 	// Summary is one line naming what decided the verdict.
 	Summary string `json:"summary"`
 	Checks  Checks `json:"checks"`
@@ -210,14 +246,7 @@ type Result struct {
 }
 
 // Check returns the check with the given name.
-func (r *Result) Check(name string) (Check, bool) {
-	for _, c := range r.Checks {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	return Check{}, false
-}
+func (r *Result) Check(name string) (Check, bool) { return r.Checks.Find(name) }
 
 // decide sets the verdict from the checks: any failure is a violation;
 // otherwise any unknown leaves the run undecided.
@@ -243,6 +272,7 @@ func (r *Result) decide() {
 		r.Summary = fmt.Sprintf("safe: %d operations on %d keys", r.Ops, r.Keys)
 	}
 	r.ExitCode = r.Verdict.ExitCode()
+	r.Class = ClassOf(r.Verdict, r.Checks)
 }
 
 // findings accumulates one check's findings under the listing cap.

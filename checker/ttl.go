@@ -22,7 +22,7 @@ func noExpiry(h *history.History, k *keyOps, faults faultIndex, out *findings) {
 		default:
 			continue
 		}
-		out.add(Finding{Kind: "no_expiry", Key: k.name, Summary: k.name + ": " + what, Start: op.Call, End: op.Return,
+		out.add(Finding{Kind: KindNoExpiry, Key: k.name, Summary: k.name + ": " + what, Start: op.Call, End: op.Return,
 			Ops: []OpRef{{Index: int(i), Op: *op}}, Faults: faults.during(op.Call, op.Return)})
 	}
 }
@@ -80,7 +80,7 @@ func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults
 			continue
 		}
 		if cur == nil {
-			cur = &Finding{Kind: "stuck", Key: k.name, Start: end}
+			cur = &Finding{Kind: KindStuck, Key: k.name, Start: end}
 		}
 		cur.End = op.Return
 		if len(cur.Ops) < maxOpsPerFinding {

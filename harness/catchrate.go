@@ -158,7 +158,7 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 	h := res.History
 	r.Ops, r.Notes = len(h.Ops), res.Notes
 	// The check runs after Ctrl-C too: the run finished.
-	result, err := checker.Run(context.WithoutCancel(ctx), h, CheckOptions(h))
+	result, err := checker.Run(context.WithoutCancel(ctx), h, checker.OptionsFor(h))
 	if err != nil {
 		r.Error = fmt.Sprintf("check: %v", err)
 		return r

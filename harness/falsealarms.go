@@ -170,7 +170,7 @@ func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client st
 	}
 	h := res.History
 	r.Ops = len(h.Ops)
-	result, err := checker.Run(context.WithoutCancel(ctx), h, CheckOptions(h))
+	result, err := checker.Run(context.WithoutCancel(ctx), h, checker.OptionsFor(h))
 	if err != nil {
 		r.Error = fmt.Sprintf("check: %v", err)
 		return r

@@ -132,7 +132,7 @@ func (r Run) Execute(ctx context.Context, t *topology.Topology) (*Outcome, error
 	if err := h.Save(filepath.Join(r.Out, "history.json")); err != nil {
 		return nil, err
 	}
-	result, err := checker.Run(wctx, h, CheckOptions(h))
+	result, err := checker.Run(wctx, h, checker.OptionsFor(h))
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
@@ -152,12 +152,6 @@ func shareOrNone(r float64) float64 {
 	return r
 }
 
-// CheckOptions are the checks a run's history gets: a client that draws
-// fences may see double holders under faults (the resource's fence check
-// must hold), one that does not may not.
-func CheckOptions(h *history.History) checker.Options {
-	return checker.Options{AllowDoubleHolders: h.Meta.Fenced}
-}
 
 // WriteFiles writes a checked run's result.json, junit.xml, report.html and
 // linearizability.html into out.

@@ -142,7 +142,7 @@ func (c *IndexCell) SetResult(rr RunResult, interrupted bool) {
 		c.Checks = append(c.Checks, IndexCheck{Name: chk.Name, Status: chk.Status, Count: chk.Count})
 	}
 	c.Outcome, c.Failed = ClassifyRun(rr)
-	fence, _ := runCheck(rr, checker.Fence)
+	fence, _ := rr.Checks.Find(checker.Fence)
 	c.Fenced = fence.Status != "" && fence.Status != checker.Skipped
 	c.Summary, c.Reason = verdictSummary(rr), ""
 	if interrupted && c.Outcome != CellViolated {
@@ -156,8 +156,12 @@ func (c *IndexCell) SetResult(rr RunResult, interrupted bool) {
 // with findings and whose fence check passed is a fenced client that saw
 // two holders and whose resource refused the stale one.
 func ClassifyRun(rr RunResult) (CellOutcome, []string) {
-	switch rr.Verdict {
-	case checker.Violated:
+	class := rr.Class
+	if class == "" { // a result.json written before runs had a class
+		class = checker.ClassOf(rr.Verdict, rr.Checks)
+	}
+	switch class {
+	case checker.ClassViolated:
 		var failed []string
 		for _, c := range rr.Checks {
 			if c.Status == checker.Fail {
@@ -165,12 +169,9 @@ func ClassifyRun(rr RunResult) (CellOutcome, []string) {
 			}
 		}
 		return CellViolated, failed
-	case checker.Safe:
-		dh, _ := runCheck(rr, checker.DoubleHolder)
-		fence, _ := runCheck(rr, checker.Fence)
-		if dh.Status == checker.Allowed && dh.Count > 0 && fence.Status == checker.Pass {
-			return CellFenced, nil
-		}
+	case checker.ClassFenced:
+		return CellFenced, nil
+	case checker.ClassSafe:
 		return CellSafe, nil
 	}
 	return CellUnknown, nil
@@ -185,16 +186,6 @@ func (c IndexCell) FenceViolated() bool {
 		}
 	}
 	return false
-}
-
-// runCheck finds a run's check by name.
-func runCheck(rr RunResult, name string) (checker.Check, bool) {
-	for _, c := range rr.Checks {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	return checker.Check{}, false
 }
 
 func verdictSummary(rr RunResult) string {

@@ -63,10 +63,10 @@ func annotations(h *history.History, res *checker.Result, from, to int64) []porc
 				continue
 			}
 			switch f.Kind {
-			case "double_holder":
+			case checker.KindDoubleHolder:
 				out = append(out, porcupine.Annotation{Tag: "double holders", Start: f.Start, End: f.End,
 					Description: fmt.Sprintf("%.0f ms", f.OverlapMs), Details: f.Summary, BackgroundColor: "#f4a6a6"})
-			case "lost_lock":
+			case checker.KindLostLock:
 				out = append(out, porcupine.Annotation{Tag: "lost locks", Start: f.End,
 					Description: "lost", Details: f.Summary, BackgroundColor: "#ffe08a"})
 			}

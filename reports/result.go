@@ -11,15 +11,17 @@ import (
 
 // RunResult is result.json: what a run was and what the checks found.
 type RunResult struct {
-	Verdict  checker.Verdict `json:"verdict"`
-	ExitCode int             `json:"exit_code"`
-	Seed     int64           `json:"seed"`
-	Server   string          `json:"server"`
-	Version  string          `json:"version"`
-	Topology string          `json:"topology"`
-	Client   string          `json:"client"`
-	Faults   []string        `json:"faults"`
-	Ops      int             `json:"ops"`
+	Verdict checker.Verdict `json:"verdict"`
+	// Class is the checker's class of the run (checker.ClassOf).
+	Class    checker.Class `json:"class"`
+	ExitCode int           `json:"exit_code"`
+	Seed     int64         `json:"seed"`
+	Server   string        `json:"server"`
+	Version  string        `json:"version"`
+	Topology string        `json:"topology"`
+	Client   string        `json:"client"`
+	Faults   []string      `json:"faults"`
+	Ops      int           `json:"ops"`
 	// Injected lists the fault windows as they happened.
 	Injected   []history.Fault `json:"injected"`
 	DurationMs int64           `json:"duration_ms"`
@@ -43,7 +45,7 @@ func NewRunResult(h *history.History, res *checker.Result, notes []string) RunRe
 		injected = []history.Fault{}
 	}
 	return RunResult{
-		Verdict: res.Verdict, ExitCode: res.Verdict.ExitCode(),
+		Verdict: res.Verdict, Class: res.Class, ExitCode: res.Verdict.ExitCode(),
 		Seed: h.Meta.Seed, Server: h.Meta.Server, Version: h.Meta.Version, Topology: h.Meta.Topology, Client: h.Meta.Client,
 		Faults: faults, Ops: len(h.Ops), Injected: injected, DurationMs: h.Meta.DurationNs / 1e6,
 		TTLms: h.Meta.TTLms, Clients: h.Meta.Clients, Keys: h.Meta.Keys, Checks: res.Checks, Notes: notes,

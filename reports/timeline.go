@@ -87,7 +87,7 @@ func timelines(h *history.History, res *checker.Result, o TimelineOptions) ([]ke
 	for _, c := range res.Checks {
 		for _, f := range c.Findings {
 			get(f.Key).findings = append(get(f.Key).findings, f)
-			if f.Kind != "lost_lock" {
+			if f.Kind != checker.KindLostLock {
 				flagged[f.Key] = true
 			}
 		}
@@ -126,7 +126,7 @@ func window(d *keyData, end int64, o TimelineOptions) (int64, int64, string) {
 	sort.Slice(d.holds, func(i, j int) bool { return d.holds[i].Start < d.holds[j].Start })
 	at := int64(-1)
 	for _, f := range d.findings {
-		if f.Kind != "lost_lock" && (at < 0 || f.Start < at) {
+		if f.Kind != checker.KindLostLock && (at < 0 || f.Start < at) {
 			at = f.Start
 		}
 	}
@@ -268,15 +268,15 @@ func drawFinding(s *strings.Builder, f checker.Finding, x func(int64) float64, i
 	x0, x1 := x(f.Start), x(f.End)
 	w := max(x1-x0, 2)
 	switch f.Kind {
-	case "double_holder":
+	case checker.KindDoubleHolder:
 		fmt.Fprintf(s, `<rect class="overlap" fill="%s" x="%.1f" y="0" width="%.1f" height="%d"><title>%s</title></rect>`, colors["overlap"], x0, w, bandH, title)
 		for _, hd := range f.Holds {
 			if _, ok := lane[hd.Worker]; ok {
 				fmt.Fprintf(s, `<rect class="overlap" fill="%s" x="%.1f" y="%.0f" width="%.1f" height="%d"><title>%s</title></rect>`, colors["overlap"], x0, laneY(hd.Worker), w, rowH, title)
 			}
 		}
-	case "illegal_lock", "illegal_fence", "timeout", "undecided", "stuck", "no_expiry":
-		fmt.Fprintf(s, `<rect class="band %s" fill="%s" x="%.1f" y="0" width="%.1f" height="%d"><title>%s</title></rect>`, f.Kind, colors[f.Kind], x0, w, bandH, title)
+	case checker.KindIllegalLock, checker.KindIllegalFence, checker.KindTimeout, checker.KindUndecided, checker.KindStuck, checker.KindNoExpiry:
+		fmt.Fprintf(s, `<rect class="band %s" fill="%s" x="%.1f" y="0" width="%.1f" height="%d"><title>%s</title></rect>`, f.Kind, colors[string(f.Kind)], x0, w, bandH, title)
 	default: // fence, resource and lost-lock findings: mark their operations
 		for _, op := range f.Ops {
 			if _, ok := lane[op.Worker]; !ok || !in(op.Return, op.Return) {
@@ -284,7 +284,7 @@ func drawFinding(s *strings.Builder, f checker.Finding, x func(int64) float64, i
 			}
 			xo, y := x(op.Return), laneY(op.Worker)
 			color := colors["mark"]
-			if f.Kind == "lost_lock" {
+			if f.Kind == checker.KindLostLock {
 				color = colors["lost_lock"]
 			}
 			fmt.Fprintf(s, `<path class="mark %s" fill="%s" d="M%.1f %.0f l-5 -7 h10 z"><title>%s</title></path>`, f.Kind, color, xo, y, title)

@@ -49,14 +49,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	opts := harness.CheckOptions(h)
+	opts := checker.OptionsFor(h)
 	opts.ClockTolerance, opts.Timeout, opts.Loss, opts.FaultGrace = *tolerance, *timeout, checker.LossPolicy(*loss), *grace
 	switch *doubles {
 	case "auto":
 	case "allow":
-		opts.AllowDoubleHolders = true
+		opts.AllowDoubleHolders, opts.AllowedBecause = true, "--double-holders allow"
 	case "forbid":
-		opts.AllowDoubleHolders = false
+		opts.AllowDoubleHolders, opts.AllowedBecause = false, ""
 	default:
 		return fail(stderr, "--double-holders %q: want auto, allow or forbid", *doubles)
 	}

@@ -157,7 +157,7 @@ var _ = Describe("two-command mutants, scripted", func() {
 			s.Release(ctx, 0, key, a.Token)
 
 			_, r := judge(ctx, s)
-			expectCaught(r, checker.TTL, caught, "no_expiry")
+			expectCaught(r, checker.TTL, caught, checker.KindNoExpiry)
 		}, SpecTimeout(time.Minute))
 	}
 	for _, client := range []string{"mutant-release-get-del", "native"} {
@@ -221,7 +221,7 @@ var _ = Describe("mutant-fence-outside, scripted", func() {
 			s.Release(ctx, 1, key, b.Token)
 
 			_, r := judge(ctx, s)
-			expectCaught(r, checker.Fence, caught, "write_over_holder")
+			expectCaught(r, checker.Fence, caught, checker.KindWriteOverHolder)
 		}, SpecTimeout(time.Minute))
 	}
 })

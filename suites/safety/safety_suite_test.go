@@ -65,7 +65,7 @@ func run(ctx context.Context, s scenario) (*history.History, *checker.Result) {
 	res, err := scenarios.Chaos{Workload: w, Faults: s.faults, Configure: s.configure}.Run(ctx, t)
 	Expect(err).NotTo(HaveOccurred())
 	h := res.History
-	result, err := checker.Run(ctx, h, checker.Options{AllowDoubleHolders: h.Meta.Fenced})
+	result, err := checker.Run(ctx, h, checker.OptionsFor(h))
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("verdict", string(result.Verdict)+": "+result.Summary)
 	for _, n := range res.Notes {

@@ -30,7 +30,7 @@ func script(ctx context.Context, kind topology.Kind, opts topology.Options, kind
 // keeps the history like run does.
 func judge(ctx context.Context, s *scenarios.Script) (*history.History, *checker.Result) {
 	h := s.History()
-	r, err := checker.Run(context.WithoutCancel(ctx), h, checker.Options{AllowDoubleHolders: h.Meta.Fenced})
+	r, err := checker.Run(context.WithoutCancel(ctx), h, checker.OptionsFor(h))
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("verdict", string(r.Verdict)+": "+r.Summary)
 	keep(h)
@@ -73,7 +73,7 @@ func frozen(call func() scenarios.Step, paused, resume chan struct{}) (wake func
 // expectCaught asserts that the check name failed, with a first finding
 // of kind when kind is set, and the run is violated (caught: a mutant), or
 // that it passed (its control).
-func expectCaught(r *checker.Result, name string, caught bool, kind string) {
+func expectCaught(r *checker.Result, name string, caught bool, kind checker.FindingKind) {
 	c := check(r, name)
 	if !caught {
 		ExpectWithOffset(1, c.Status).To(Equal(checker.Pass), c.Summary)

@@ -1,0 +1,41 @@
+package checker
+
+// FindingKind names what one finding is. This is the one list of them;
+// reports match on these constants, never on strings of their own.
+type FindingKind string
+
+const (
+	// KindDoubleHolder: two workers' beliefs overlap (Holds, OverlapMs).
+	KindDoubleHolder FindingKind = "double_holder"
+	// KindFenceNotIncreasing: the resource accepted a fence not above one
+	// it had accepted (Ops: the earlier write and the offending one).
+	KindFenceNotIncreasing FindingKind = "fence_not_increasing"
+	// KindWriteOverHolder: a write accepted from one worker, with a bigger
+	// fence than the worker holding the lock through the whole write.
+	KindWriteOverHolder FindingKind = "write_over_holder"
+	// KindStaleWrite: a stale holder's write accepted before the newer
+	// holder wrote (allowed: no fenced resource can know better).
+	KindStaleWrite FindingKind = "stale_write"
+	// KindDuplicateFence: one fence handed to two holders; allowed after a
+	// fault that may roll the counter back.
+	KindDuplicateFence FindingKind = "duplicate_fence"
+	// KindLostIncrement: the unfenced resource lost an increment.
+	KindLostIncrement FindingKind = "lost_increment"
+	// KindIllegalLock and KindIllegalFence: a segment of a key's lock or
+	// fence-counter operations with no legal order.
+	KindIllegalLock  FindingKind = "illegal_lock"
+	KindIllegalFence FindingKind = "illegal_fence"
+	// KindTimeout and KindUndecided: porcupine could not decide a segment
+	// within its budget, or was cancelled (Ops: the segment's first).
+	KindTimeout   FindingKind = "timeout"
+	KindUndecided FindingKind = "undecided"
+	// KindNoExpiry: an acquire or extend without PX, or PTTL -1 observed.
+	KindNoExpiry FindingKind = "no_expiry"
+	// KindStuck: the key stayed taken long after every lease could end.
+	KindStuck FindingKind = "stuck"
+	// KindLostLock: a nil extend or a 0 release.
+	KindLostLock FindingKind = "lost_lock"
+	// KindRejected: a lock command refused as one the server does not
+	// understand, or another error reply (allowed).
+	KindRejected FindingKind = "rejected"
+)
