@@ -104,6 +104,15 @@ func (r Run) Execute(ctx context.Context, t *topology.Topology) (*Outcome, error
 	defer logFile.Close()
 	log := slog.New(slog.NewTextHandler(logFile, nil))
 	rec := history.NewRecorder()
+	// Every operation goes to ops.jsonl as it returns: a run killed before
+	// history.json is written leaves what it had (lockcheck check DIR).
+	stream := filepath.Join(r.Out, history.StreamName)
+	meta := history.Meta{Server: t.Build.Name, Version: t.Version, Topology: string(t.Kind), Client: r.Client, Seed: r.Seed,
+		TTLms: r.TTL.Milliseconds(), Clients: r.Clients, Keys: r.Keys, Fenced: scenarios.DrawsFences(r.Client), Faults: faultNames(r.Faults)}
+	if err := rec.StreamTo(stream, meta); err != nil {
+		return nil, err
+	}
+	defer rec.CloseStream()
 	var injected atomic.Int64
 	chaos := scenarios.Chaos{
 		Workload: scenarios.Workload{Client: r.Client, Clients: r.Clients, Keys: r.Keys, TTL: r.TTL, Duration: r.Duration, Seed: r.Seed,
@@ -132,6 +141,11 @@ func (r Run) Execute(ctx context.Context, t *topology.Topology) (*Outcome, error
 	if err := h.Save(filepath.Join(r.Out, "history.json")); err != nil {
 		return nil, err
 	}
+	if err := rec.CloseStream(); err != nil {
+		log.Warn("history stream", "err", err)
+	}
+	os.Remove(stream) // history.json has it all
+
 	result, err := checker.Run(wctx, h, checker.OptionsFor(h))
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
@@ -176,4 +190,13 @@ func SafeName(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// faultNames names faults as a history's meta does.
+func faultNames(faults []scenarios.Fault) []string {
+	var out []string
+	for _, f := range faults {
+		out = append(out, f.Name())
+	}
+	return out
 }

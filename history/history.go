@@ -97,6 +97,9 @@ type Meta struct {
 	Started string `json:"started,omitempty"`
 	// DurationNs is the run's length on the monotonic clock.
 	DurationNs int64 `json:"duration_ns"`
+	// Partial marks a history rebuilt from the stream of a run that did
+	// not finish (LoadStream): its verdict covers what was recorded.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // History is a whole run.

@@ -14,6 +14,9 @@ type Recorder struct {
 	ops    []Op
 	faults []Fault
 	next   int
+	// stream, when set, gets every operation and fault change as it is
+	// recorded (StreamTo).
+	stream *stream
 }
 
 // NewRecorder starts the run's clock.
@@ -41,6 +44,7 @@ func (r *Recorder) NewClient() int {
 func (r *Recorder) Add(op Op) {
 	r.mu.Lock()
 	r.ops = append(r.ops, op)
+	r.stream.write(streamLine{Op: &op})
 	r.mu.Unlock()
 }
 
@@ -51,6 +55,7 @@ func (r *Recorder) FaultStart(name, target, detail string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.faults = append(r.faults, Fault{Name: name, Target: target, Detail: detail, Start: now})
+	r.streamFault(len(r.faults) - 1)
 	return len(r.faults) - 1
 }
 
@@ -61,6 +66,7 @@ func (r *Recorder) FaultEnd(i int) {
 	defer r.mu.Unlock()
 	if i >= 0 && i < len(r.faults) && r.faults[i].End == 0 {
 		r.faults[i].End = now
+		r.streamFault(i)
 	}
 }
 
@@ -107,5 +113,12 @@ func (r *Recorder) FaultTarget(i int, target, detail string) {
 		if detail != "" {
 			r.faults[i].Detail = detail
 		}
+		r.streamFault(i)
 	}
+}
+
+// streamFault writes fault i, whole, to the stream; r.mu is held.
+func (r *Recorder) streamFault(i int) {
+	f := r.faults[i]
+	r.stream.write(streamLine{Fault: &f, I: i})
 }

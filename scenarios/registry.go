@@ -118,6 +118,10 @@ func observable(kind string) bool { return !registry[kind].opaque }
 // drawsFences says whether kind draws a fence with every acquire.
 func drawsFences(kind string) bool { return registry[kind].fenced }
 
+// DrawsFences says whether a built-in kind draws a fence with every
+// acquire (an external adapter says so in its replies instead).
+func DrawsFences(kind string) bool { return drawsFences(kind) }
+
 // newLuaClient counts its NOSCRIPT fallbacks.
 func newLuaClient(name string, cfg ClientConfig) (Client, error) {
 	var fallbacks atomic.Int64

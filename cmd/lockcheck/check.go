@@ -15,10 +15,12 @@ import (
 	"github.com/lockcheck/lockcheck/reports"
 )
 
-// runCheck re-checks a run folder offline: it reads DIR/history.json, runs
-// every check again and rewrites DIR/result.json, DIR/junit.xml,
-// DIR/report.html and DIR/linearizability.html. The exit code is the
-// verdict's, as for lockcheck run.
+// runCheck re-checks a run folder offline: it reads DIR/history.json (or,
+// from a run killed before it wrote one, DIR/ops.jsonl, the operations it
+// streamed), runs every check again and rewrites DIR/result.json,
+// DIR/junit.xml, DIR/report.html and DIR/linearizability.html. The exit
+// code is the verdict's, as for lockcheck run; a partial history that is
+// not violated exits as an interrupted run does.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("check", stderr)
 	tolerance := fs.Duration("tolerance", checker.DefaultClockTolerance, "how far a server's lease may end before call + TTL on the harness clock")
@@ -44,7 +46,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	dir := fs.Arg(0)
 	h, err := history.Load(filepath.Join(dir, "history.json"))
 	if errors.Is(err, os.ErrNotExist) {
-		return fail(stderr, "%s has no history.json: give the folder lockcheck run wrote (runs/...)", dir)
+		// a run killed before it wrote history.json leaves its stream
+		h, err = history.LoadStream(filepath.Join(dir, history.StreamName))
+		if errors.Is(err, os.ErrNotExist) {
+			return fail(stderr, "%s has no history.json and no %s: give the folder lockcheck run wrote (runs/...)", dir, history.StreamName)
+		}
 	}
 	if err != nil {
 		return fail(stderr, "%v", err)
@@ -76,5 +82,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, "checked %d operations in %s\n", res.Ops, time.Since(start).Round(time.Millisecond))
 	reports.WriteVerdict(stdout, rr, dir)
+	if h.Meta.Partial {
+		fmt.Fprintf(stderr, "partial: %s holds the %d operations of a run that stopped before its end (%.1f s); the verdict covers those\n",
+			filepath.Join(dir, history.StreamName), len(h.Ops), float64(h.Meta.DurationNs)/1e9)
+		if res.Verdict != checker.Violated {
+			return usageExit // as for an interrupted run: more operations could change it
+		}
+	}
 	return res.Verdict.ExitCode()
 }

@@ -1,0 +1,163 @@
+package history
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// StreamName is the file in a run's folder that the run appends its
+// operations and fault windows to as they happen. A run that finishes
+// writes history.json and removes it; a run killed before that (SIGKILL,
+// an OOM kill, a cancelled CI job) leaves it behind, and LoadStream
+// rebuilds the history it had so far.
+const StreamName = "ops.jsonl"
+
+// flushEvery bounds what a killed run loses: what returned more than this
+// before the kill is on disk.
+const flushEvery = 500 * time.Millisecond
+
+// streamLine is one line of the stream: the meta first, then operations
+// and fault windows (a fault again, whole, each time it changes; I is its
+// index).
+type streamLine struct {
+	Meta  *Meta  `json:"meta,omitempty"`
+	Op    *Op    `json:"op,omitempty"`
+	Fault *Fault `json:"fault,omitempty"`
+	I     int    `json:"i,omitempty"`
+}
+
+// stream appends lines to a file through a buffer that a ticker flushes.
+type stream struct {
+	f    *os.File
+	w    *bufio.Writer
+	enc  *json.Encoder
+	err  error // the first write error; the stream stops at it
+	stop chan struct{}
+	done chan struct{}
+}
+
+// StreamTo makes r append meta, then every operation and fault change, to
+// path as JSON lines, flushed at least every half second. CloseStream
+// flushes and closes it.
+func (r *Recorder) StreamTo(path string, meta Meta) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("history stream: %w", err)
+	}
+	s := &stream{f: f, w: bufio.NewWriterSize(f, 1<<16), stop: make(chan struct{}), done: make(chan struct{})}
+	s.enc = json.NewEncoder(s.w)
+	if meta.Started == "" {
+		meta.Started = r.start.UTC().Format(time.RFC3339Nano)
+	}
+	r.mu.Lock()
+	r.stream = s
+	s.write(streamLine{Meta: &meta})
+	r.mu.Unlock()
+	go r.flushLoop(s)
+	return nil
+}
+
+func (r *Recorder) flushLoop(s *stream) {
+	defer close(s.done)
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			r.mu.Lock()
+			s.flush()
+			r.mu.Unlock()
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// CloseStream flushes the stream and closes its file; it returns the
+// first error the stream met.
+func (r *Recorder) CloseStream() error {
+	r.mu.Lock()
+	s := r.stream
+	r.stream = nil
+	r.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	close(s.stop)
+	<-s.done
+	s.flush()
+	if err := s.f.Close(); err != nil && s.err == nil {
+		s.err = err
+	}
+	if s.err != nil {
+		return fmt.Errorf("history stream: %w", s.err)
+	}
+	return nil
+}
+
+// write encodes one line; called with the recorder's lock held.
+func (s *stream) write(l streamLine) {
+	if s == nil || s.err != nil {
+		return
+	}
+	s.err = s.enc.Encode(l)
+}
+
+func (s *stream) flush() {
+	if s.err == nil {
+		s.err = s.w.Flush()
+	}
+}
+
+// LoadStream rebuilds the history a run had streamed to path before it
+// stopped. A last line cut short by the kill is dropped; the history is
+// marked Partial.
+func LoadStream(path string) (*History, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read history stream: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	var h History
+	var lines int
+	var bad error
+	for sc.Scan() {
+		lines++
+		if bad != nil { // a bad line followed by more: not a cut-off end
+			return nil, bad
+		}
+		var l streamLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			bad = fmt.Errorf("history stream %s line %d: %w", path, lines, err)
+			continue
+		}
+		switch {
+		case l.Meta != nil:
+			h.Meta = *l.Meta
+		case l.Op != nil:
+			h.Ops = append(h.Ops, *l.Op)
+		case l.Fault != nil:
+			for len(h.Faults) <= l.I {
+				h.Faults = append(h.Faults, Fault{})
+			}
+			h.Faults[l.I] = *l.Fault
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read history stream %s: %w", path, err)
+	}
+	if lines == 0 {
+		return nil, errors.New("history stream " + path + " is empty: the run stopped before it recorded anything")
+	}
+	h.Meta.Partial = true
+	h.Meta.DurationNs = 0
+	h.Meta.DurationNs = h.End()
+	h.Sort()
+	return &h, nil
+}
