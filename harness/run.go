@@ -166,7 +166,6 @@ func shareOrNone(r float64) float64 {
 	return r
 }
 
-
 // WriteFiles writes a checked run's result.json, junit.xml, report.html and
 // linearizability.html into out.
 func WriteFiles(out string, h *history.History, result *checker.Result, rr reports.RunResult) error {
