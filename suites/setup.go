@@ -2,9 +2,12 @@ package suites
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/reporters"
 	. "github.com/onsi/gomega"
 
 	"github.com/lockcheck/lockcheck/topology"
@@ -17,11 +20,25 @@ type Env struct {
 	Available map[string]Available
 }
 
+// JUnitDir is where each suite writes its JUnit file, from the suite's own
+// folder (suites/NAME): the repository's out/suites, beside the other
+// outputs of make.
+var JUnitDir = filepath.Join("..", "..", "out", "suites")
+
 // Setup registers the suite-level setup every suite needs: connect to the
 // engine, obtain the images (building the offline ones), and at the end
-// remove whatever this suite's specs left behind, and nothing else.
+// remove whatever this suite's specs left behind, and nothing else. After
+// the suite, its JUnit file goes to JUnitDir/NAME.junit.xml, NAME being
+// the suite's folder, so that CI shows every spec, passed, failed or
+// skipped with its reason.
 func Setup() *Env {
 	env := &Env{Available: map[string]Available{}}
+	ReportAfterSuite("junit", func(r Report) {
+		wd, err := os.Getwd()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.MkdirAll(JUnitDir, 0o755)).To(Succeed())
+		Expect(reporters.GenerateJUnitReport(r, filepath.Join(JUnitDir, filepath.Base(wd)+".junit.xml"))).To(Succeed())
+	})
 	BeforeSuite(func(ctx SpecContext) {
 		topology.Defaults()
 		var err error
