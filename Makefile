@@ -58,14 +58,15 @@ bench: images
 
 # catch-rate measures how often each mutant's randomized scenario catches
 # it and how often its control raises a false alarm, over 20 seeds each
-# (about 45 minutes on 2 cores): a measurement for the README, not a test.
+# (about 40 minutes on 2 cores, three mutants at once): a measurement for
+# the README, not a test.
 catch-rate: images
 	$(BIN) catch-rate --out $(OUT)/catch-rate $(CATCHRATEFLAGS)
 
 # false-alarms runs the correct clients (native, fenced, lua, delex, the
 # Python adapter) over 20 seeds of the default workload on standalone and
 # sentinel: no run may fail double_holder or linearizability. A
-# measurement for the README, not a test.
+# measurement for the README, not a test (about 15 minutes, four topologies at once).
 false-alarms: images
 	$(BIN) false-alarms --out $(OUT)/false-alarms $(FALSEALARMSFLAGS)
 
