@@ -67,7 +67,7 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 	kills := newKillClock(b.log.Handler(), rec)
 	chaos := scenarios.Chaos{
 		Workload: scenarios.Workload{Client: "native", Clients: 6, Keys: 1, TTL: ttl, Duration: b.cfg.raceDuration, Seed: seed,
-			WorkMin: ttl / 5, WorkMax: 2 * ttl / 5, Recorder: rec},
+			WorkMin: ttl / 5, WorkMax: 2 * ttl / 5, PauseRate: -1, LateRate: -1, Recorder: rec},
 		Faults: []scenarios.Fault{scenarios.KillPrimary},
 		Log:    slog.New(kills.WithAttrs([]slog.Attr{slog.Any("kind", k), slog.Int64("seed", seed)})),
 	}

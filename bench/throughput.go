@@ -22,13 +22,13 @@ func opBound(cfg config, seed int64, d time.Duration, rec *history.Recorder) sce
 	return scenarios.Workload{
 		Client: "native", Clients: cfg.clients, Keys: cfg.clients, TTL: time.Second, Duration: d, Seed: seed,
 		WorkMin: time.Microsecond, WorkMax: 2 * time.Microsecond,
-		StallRate: -1, AbandonRate: -1,
+		StallRate: -1, AbandonRate: -1, PauseRate: -1, LateRate: -1, ObserveEvery: -1,
 		BackoffMin: 100 * time.Microsecond, BackoffMax: time.Millisecond,
 		WriteGap: -1, Recorder: rec,
 	}
 }
 
-const opBoundNote = "native client, %d clients on %d keys, TTL 1 s, work 1-2 µs, no stalls or abandons, backoff 0.1-1 ms, no resource gap"
+const opBoundNote = "native client, %d clients on %d keys, TTL 1 s, work 1-2 µs, no stalls, abandons, frozen calls, late holds or observations, backoff 0.1-1 ms, no resource gap"
 
 // throughputSection runs the op-bound workload and valkey-benchmark's SET
 // with the same number of clients on one standalone node, alternating.
