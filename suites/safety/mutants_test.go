@@ -43,21 +43,30 @@ var _ = Describe("mutant clients, scripted", func() {
 			"after its lease ended, the extend finds the value the next holder stored (the same for every acquisition) and succeeds: two workers believe they hold", scriptStaleExtend},
 	}
 	for _, c := range cases {
-		for _, client := range []string{c.mutant, c.control} {
-			caught := client == c.mutant
-			name := client + " passes " + c.breaks + " where " + c.mutant + " fails it"
-			if caught {
-				name = client + " is caught by " + c.breaks + ": " + c.why
-			}
-			It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
-				s := script(ctx, topology.Standalone, topology.Options{}, []string{client, client, client}, nil)
-				c.script(ctx, s)
-				_, r := judge(ctx, s)
-				expectCaught(r, c.breaks, caught, "")
-			}, SpecTimeout(time.Minute))
-		}
+		mutantAndControl(c.mutant, c.control, c.breaks, c.why, func(ctx SpecContext, client string, caught bool) {
+			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, client, client}, nil)
+			c.script(ctx, s)
+			_, r := judge(ctx, s)
+			expectCaught(r, c.breaks, caught, "")
+		})
 	}
 })
+
+// mutantAndControl registers two specs that run body: one for the mutant,
+// which must be caught by breaks (why says how), and one for its control,
+// which must pass that same check.
+func mutantAndControl(mutant, control, breaks, why string, body func(ctx SpecContext, client string, caught bool)) {
+	for _, client := range []string{mutant, control} {
+		caught := client == mutant
+		name := client + " passes " + breaks + " where " + mutant + " fails it"
+		if caught {
+			name = client + " is caught by " + breaks + ": " + why
+		}
+		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
+			body(ctx, client, caught)
+		}, SpecTimeout(time.Minute))
+	}
+}
 
 // scriptStaleRelease: worker 0's lease ends, worker 1 takes the lock for
 // long, worker 0 releases with its old token, worker 2 tries to take the
@@ -140,13 +149,8 @@ func scriptStaleExtend(ctx context.Context, s *scenarios.Script) {
 // MidOp hook); the correct client, whose step is one command, has no
 // such point and runs the same script frozen after its call instead.
 var _ = Describe("two-command mutants, scripted", func() {
-	for _, client := range []string{"mutant-setnx-expire", "native"} {
-		caught := client == "mutant-setnx-expire"
-		name := "native passes the ttl check where mutant-setnx-expire fails it"
-		if caught {
-			name = "mutant-setnx-expire is caught by the ttl check: frozen between SET NX and PEXPIRE, its lock has no expiry"
-		}
-		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
+	mutantAndControl("mutant-setnx-expire", "native", checker.TTL,
+		"frozen between SET NX and PEXPIRE, its lock has no expiry", func(ctx SpecContext, client string, caught bool) {
 			freeze, paused, resume := freezer()
 			s := script(ctx, topology.Standalone, topology.Options{}, []string{client}, freeze)
 			// frozen between SET NX and PEXPIRE, or (one command) after it
@@ -158,15 +162,9 @@ var _ = Describe("two-command mutants, scripted", func() {
 
 			_, r := judge(ctx, s)
 			expectCaught(r, checker.TTL, caught, checker.KindNoExpiry)
-		}, SpecTimeout(time.Minute))
-	}
-	for _, client := range []string{"mutant-release-get-del", "native"} {
-		caught := client == "mutant-release-get-del"
-		name := "native passes linearizability where mutant-release-get-del fails it"
-		if caught {
-			name = "mutant-release-get-del is caught by linearizability: frozen between GET and DEL, it deletes the next holder's lock"
-		}
-		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
+		})
+	mutantAndControl("mutant-release-get-del", "native", checker.Linearizability,
+		"frozen between GET and DEL, it deletes the next holder's lock", func(ctx SpecContext, client string, caught bool) {
 			freeze, paused, resume := freezer()
 			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, "native", "native"}, freeze)
 			// a lease long enough that the release's GET surely finds it,
@@ -187,8 +185,7 @@ var _ = Describe("two-command mutants, scripted", func() {
 
 			_, r := judge(ctx, s)
 			expectCaught(r, checker.Linearizability, caught, "")
-		}, SpecTimeout(time.Minute))
-	}
+		})
 })
 
 // A fence drawn outside the lock step goes wrong only when its holder is
@@ -200,13 +197,8 @@ var _ = Describe("two-command mutants, scripted", func() {
 // whose fence is drawn in the SET's own step: worker 0 is frozen right
 // after its acquire instead, and its write is only a stale one.
 var _ = Describe("mutant-fence-outside, scripted", func() {
-	for _, client := range []string{"mutant-fence-outside", "fenced"} {
-		caught := client == "mutant-fence-outside"
-		name := "fenced passes the fence check where mutant-fence-outside fails it"
-		if caught {
-			name = "mutant-fence-outside is caught by the fence check: a write accepted over the current holder with a bigger fence"
-		}
-		It(name, Label(newest, string(topology.Standalone), client, "mutant", "quick"), func(ctx SpecContext) {
+	mutantAndControl("mutant-fence-outside", "fenced", checker.Fence,
+		"a write accepted over the current holder with a bigger fence", func(ctx SpecContext, client string, caught bool) {
 			freeze, paused, resume := freezer()
 			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, "fenced"}, freeze)
 			ttl := time.Second
@@ -222,6 +214,5 @@ var _ = Describe("mutant-fence-outside, scripted", func() {
 
 			_, r := judge(ctx, s)
 			expectCaught(r, checker.Fence, caught, checker.KindWriteOverHolder)
-		}, SpecTimeout(time.Minute))
-	}
+		})
 })
