@@ -49,8 +49,10 @@ type Run struct {
 // Defaults are lockcheck run's: six clients on one key, so that every lock
 // is contended, and a 15 s lease, longer than a failover, so that a lock
 // lost with a primary is still believed held when the new primary hands it
-// out. The work bounds are the workload's (Workload.WorkMin): holds from a
-// few hundred milliseconds to several extend periods.
+// out. Holds last from TTL/5 (3 s: longer than a failover, so the holder
+// whose lock was lost with the primary still believes in it when the
+// replica hands it out again) to the workload's 3 TTL (several extend
+// periods), evenly on a log scale.
 var Defaults = Run{Duration: 60 * time.Second, TTL: 15 * time.Second, Clients: 6, Keys: 1}
 
 // WithDefaults fills zero fields from Defaults.
@@ -66,6 +68,9 @@ func (r Run) WithDefaults() Run {
 	}
 	if r.Keys <= 0 {
 		r.Keys = Defaults.Keys
+	}
+	if r.WorkMin <= 0 {
+		r.WorkMin = r.TTL / 5
 	}
 	return r
 }
