@@ -77,11 +77,11 @@ func TestLayout(t *testing.T) {
 	}
 }
 
-// TestDefaults: zero fields take Defaults; work starts at TTL/5 and its
-// longest is left to the workload's bound unless given.
+// TestDefaults: zero fields take Defaults; work follows the TTL unless
+// given.
 func TestDefaults(t *testing.T) {
 	r := Run{TTL: 10 * time.Second}.WithDefaults()
-	if r.WorkMin != 2*time.Second || r.WorkMax != 0 || r.Clients != Defaults.Clients || r.Duration != Defaults.Duration {
+	if r.WorkMin != 2*time.Second || r.WorkMax != 10*time.Second || r.Clients != Defaults.Clients || r.Duration != Defaults.Duration {
 		t.Fatalf("%+v", r)
 	}
 	if r := (Run{WorkMin: time.Second}).WithDefaults(); r.WorkMin != time.Second || r.TTL != Defaults.TTL {

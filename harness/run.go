@@ -51,8 +51,9 @@ type Run struct {
 // lost with a primary is still believed held when the new primary hands it
 // out. Holds last from TTL/5 (3 s: longer than a failover, so the holder
 // whose lock was lost with the primary still believes in it when the
-// replica hands it out again) to the workload's 3 TTL (several extend
-// periods), evenly on a log scale.
+// replica hands it out again) to one TTL (three extend periods), evenly on
+// a log scale: longer holds would keep the key taken for most of a run,
+// and kill-primary waits for an acquire.
 var Defaults = Run{Duration: 60 * time.Second, TTL: 15 * time.Second, Clients: 6, Keys: 1}
 
 // WithDefaults fills zero fields from Defaults.
@@ -71,6 +72,9 @@ func (r Run) WithDefaults() Run {
 	}
 	if r.WorkMin <= 0 {
 		r.WorkMin = r.TTL / 5
+	}
+	if r.WorkMax <= 0 {
+		r.WorkMax = r.TTL
 	}
 	return r
 }

@@ -42,7 +42,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.keys, "keys", d.Keys, "lock keys (few keys, many clients: every lock is contended)")
 	fs.DurationVar(&f.ttl, "ttl", d.TTL, "lease asked for by every acquire and extend; longer than a failover, so a lock lost with a primary is still believed held when the new primary hands it out")
 	fs.DurationVar(&f.workMin, "work-min", 0, "shortest work while holding (default TTL/5: longer than a failover; holds are drawn evenly on a log scale)")
-	fs.DurationVar(&f.workMax, "work-max", 0, "longest work while holding (default 3 TTL: several extend periods)")
+	fs.DurationVar(&f.workMax, "work-max", 0, "longest work while holding (default TTL: three extend periods)")
 	fs.Float64Var(&f.stalls, "stall-rate", 0, "share of holds (0..1) that stall past the TTL without extending, like a GC pause; an unfenced client's write after one is stale (see also --fault pause-client)")
 	fs.Float64Var(&f.pauses, "pause-rate", 0, "share of holds (0..1) frozen past the TTL inside one lock call (between its commands, or an adapter SIGSTOPped mid-request); an unfenced client's write after one is stale")
 	fs.StringVar(&f.out, "out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
