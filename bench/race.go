@@ -62,14 +62,11 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 		return o
 	}
 	defer b.stop(ctx, t)
-	const ttl = 15 * time.Second
 	rec := history.NewRecorder()
 	kills := newKillClock(b.log.Handler(), rec)
 	chaos := scenarios.Chaos{
-		Workload: scenarios.Workload{Client: "native", Clients: 6, Keys: 1, TTL: ttl, Duration: b.cfg.raceDuration, Seed: seed,
-			WorkMin: ttl / 5, WorkMax: 2 * ttl / 5, PauseRate: -1, LateRate: -1, Recorder: rec},
-		Faults: []scenarios.Fault{scenarios.KillPrimary},
-		Log:    slog.New(kills.WithAttrs([]slog.Attr{slog.Any("kind", k), slog.Int64("seed", seed)})),
+		Workload: scenarios.Workload{Scenario: raceScenario(t, seed, b.cfg.raceDuration), Recorder: rec},
+		Log:      slog.New(kills.WithAttrs([]slog.Attr{slog.Any("kind", k), slog.Int64("seed", seed)})),
 	}
 	rctx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -103,6 +100,13 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 		o.err = fmt.Errorf("%s seed %d: %w", k, seed, o.err)
 	}
 	return o
+}
+
+// raceScenario is lockcheck run's default scenario with the native client
+// under kill-primary on t, for d: nothing else is changed.
+func raceScenario(t *topology.Topology, seed int64, d time.Duration) scenarios.Scenario {
+	return scenarios.Scenario{Server: t.Build.Name, Topology: t.Kind, Client: "native",
+		Faults: []string{scenarios.KillPrimary.Name()}, Duration: d, Seed: seed}
 }
 
 // watchDoubleHolder checks the history so far every 2 s and ends the run

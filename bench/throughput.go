@@ -19,12 +19,12 @@ import (
 // workers spend their time on lock calls. One key per client keeps
 // contention, and so refused acquires, low.
 func opBound(cfg config, seed int64, d time.Duration, rec *history.Recorder) scenarios.Workload {
-	return scenarios.Workload{
+	return scenarios.Workload{Scenario: scenarios.Scenario{
 		Client: "native", Clients: cfg.clients, Keys: cfg.clients, TTL: time.Second, Duration: d, Seed: seed,
 		WorkMin: time.Microsecond, WorkMax: 2 * time.Microsecond,
-		StallRate: -1, AbandonRate: -1, PauseRate: -1, LateRate: -1, ObserveEvery: -1,
+		AbandonRate: scenarios.None, LateRate: scenarios.None, ObserveEvery: scenarios.None,
 		BackoffMin: 100 * time.Microsecond, BackoffMax: time.Millisecond,
-		WriteGap: -1, Recorder: rec,
+		WriteGap: scenarios.None}, Recorder: rec,
 	}
 }
 

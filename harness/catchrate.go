@@ -150,7 +150,9 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 		r.Error = fmt.Sprintf("flushall: %v", err)
 		return r
 	}
-	res, err := mc.Chaos(client, seed, c.Duration).Run(ctx, t)
+	s := mc.Run(client, seed, c.Duration)
+	s.Server, s.Topology = t.Build.Name, t.Kind
+	res, err := scenarios.Chaos{Workload: scenarios.Workload{Scenario: s}}.Run(ctx, t)
 	if err != nil {
 		r.Error = err.Error()
 		return r
@@ -158,7 +160,7 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 	h := res.History
 	r.Ops, r.Notes = len(h.Ops), res.Notes
 	// The check runs after Ctrl-C too: the run finished.
-	result, err := checker.Run(context.WithoutCancel(ctx), h, checker.OptionsFor(h))
+	result, err := checker.Run(context.WithoutCancel(ctx), h, CheckOptions(h, s))
 	if err != nil {
 		r.Error = fmt.Sprintf("check: %v", err)
 		return r

@@ -31,14 +31,15 @@ func TestMutantCasesAreWellFormed(t *testing.T) {
 			t.Errorf("%s appears twice", c.Client)
 		}
 		seen[c.Client] = true
-		if c.Why == "" || c.Clients <= 0 || c.Keys <= 0 || c.TTL <= 0 || c.Duration <= 0 {
+		s := c.Scenario
+		if c.Why == "" || s.Clients <= 0 || s.Keys <= 0 || s.TTL <= 0 || s.Duration <= 0 {
 			t.Errorf("%s: why, clients, keys, TTL and duration must be set: %+v", c.Client, c)
 		}
-		w := c.Chaos(c.Control, 7, 0).Workload
-		if w.Client != c.Control || w.Seed != 7 || w.Duration != c.Duration {
-			t.Errorf("%s: the control's run is %s seed %d for %s, want %s seed 7 for %s", c.Client, w.Client, w.Seed, w.Duration, c.Control, c.Duration)
+		w := c.Run(c.Control, 7, 0)
+		if w.Client != c.Control || w.Seed != 7 || w.Duration != s.Duration {
+			t.Errorf("%s: the control's run is %s seed %d for %s, want %s seed 7 for %s", c.Client, w.Client, w.Seed, w.Duration, c.Control, s.Duration)
 		}
-		if got := c.Chaos(c.Client, 1, 3e9).Workload.Duration; got != 3e9 {
+		if got := c.Run(c.Client, 1, 3e9).Duration; got != 3e9 {
 			t.Errorf("%s: a duration override gave %s", c.Client, got)
 		}
 	}
@@ -72,7 +73,7 @@ func TestFailingListsFailedAndUndecidedChecks(t *testing.T) {
 // run that did not run are not catches.
 func TestTallyCountsCatchesAndFalseAlarmsOfTheNamedCheckOnly(t *testing.T) {
 	mc := scenarios.MutantCase{Client: "mutant-del", Breaks: checker.Linearizability, Control: "native", Why: "w",
-		Clients: 4, Keys: 1, TTL: 1e9, Duration: 12e9}
+		Scenario: scenarios.Scenario{Clients: 4, Keys: 1, TTL: 1e9, Duration: 12e9}}
 	mut := func(seed int64, failing ...string) reports.CatchRun {
 		return reports.CatchRun{Client: mc.Client, Seed: seed, Failing: failing}
 	}

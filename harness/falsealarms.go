@@ -30,9 +30,9 @@ type AlarmCase struct {
 	Build  topology.Build
 }
 
-// FalseAlarms measures how often correct clients fail AlarmChecks in the
-// default, adversarial workload (scenarios.Workload's defaults: stalls,
-// pauses inside lock calls, late extends, the key observed), over seeds
+// FalseAlarms measures how often correct clients fail AlarmChecks in an
+// adversarial workload (Scenario: stalls, pauses inside lock calls, late
+// extends, the key observed), over seeds
 // 1..Runs on each topology kind. One topology per build and kind, each on
 // a lane of its own, flushed between runs. Like CatchRate it is a
 // measurement, written for the README, not a test.
@@ -162,7 +162,8 @@ func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client st
 		r.Error = err.Error()
 		return r
 	}
-	chaos := scenarios.Chaos{Workload: scenarios.Workload{Client: client, Seed: seed, Duration: f.Duration}, StderrDir: stderr}
+	s := f.Scenario(t, client, seed)
+	chaos := scenarios.Chaos{Workload: scenarios.Workload{Scenario: s}, StderrDir: stderr}
 	res, err := chaos.Run(ctx, t)
 	if err != nil {
 		r.Error = err.Error()
@@ -170,7 +171,7 @@ func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client st
 	}
 	h := res.History
 	r.Ops = len(h.Ops)
-	result, err := checker.Run(context.WithoutCancel(ctx), h, checker.OptionsFor(h))
+	result, err := checker.Run(context.WithoutCancel(ctx), h, CheckOptions(h, s))
 	if err != nil {
 		r.Error = fmt.Sprintf("check: %v", err)
 		return r
@@ -190,6 +191,17 @@ func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client st
 		}
 	}
 	return r
+}
+
+// Scenario is the adversarial workload one run makes: three clients on two
+// keys with a 1 s lease, holds from TTL/50 to 3 TTL, a tenth of them
+// stalled past the lease, a tenth frozen inside a lock call, a tenth
+// extending and releasing at the lease's end, and the defaults' abandons
+// and observations.
+func (f FalseAlarms) Scenario(t *topology.Topology, client string, seed int64) scenarios.Scenario {
+	return scenarios.Scenario{Server: t.Build.Name, Topology: t.Kind, Client: client, Seed: seed, Duration: f.Duration,
+		Clients: 3, Keys: 2, TTL: time.Second, WorkMin: 20 * time.Millisecond, WorkMax: 3 * time.Second,
+		StallRate: 0.1, PauseRate: 0.1, LateRate: 0.1}
 }
 
 // flushPrimary empties the topology's primary before a run, so that no

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,15 +23,6 @@ func build(t *testing.T, name string) topology.Build {
 	return b
 }
 
-func fault(t *testing.T, name string) scenarios.Fault {
-	t.Helper()
-	f, err := scenarios.LookupFault(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 // TestLayout: every combination has a cell; only the ones that can run
 // become runs, each with a seed of its own and the command that replays it.
 func TestLayout(t *testing.T) {
@@ -40,8 +30,8 @@ func TestLayout(t *testing.T) {
 		Builds:   []MatrixBuild{{Build: build(t, "valkey-9.1")}, {Build: build(t, "valkey-9.0"), Unavailable: "no image"}},
 		Kinds:    []topology.Kind{topology.Standalone, topology.Sentinel},
 		Clients:  []string{"native", "external:/usr/bin/python3 adapter.py"},
-		Faults:   []scenarios.Fault{fault(t, "kill-primary"), fault(t, "clock-jump")},
-		Duration: 40 * time.Second, TTL: 15 * time.Second, Seed: 7,
+		Faults:   []string{"kill-primary", "clock-jump"},
+		Duration: 40 * time.Second, TTL: 15 * time.Second, Seed: 7, Out: "out/m",
 	}
 	idx, runs := m.layout()
 	if len(idx.Cells) != 2*2*2*2 || len(idx.Columns) != 4 || len(idx.Rows) != 4 {
@@ -58,11 +48,8 @@ func TestLayout(t *testing.T) {
 			t.Fatalf("run cell %+v", c)
 		}
 		seeds[c.Seed] = true
-		if !strings.Contains(c.Replay, "--seed "+strconv.FormatInt(c.Seed, 10)) || !strings.Contains(c.Replay, "--server valkey-9.1") {
-			t.Fatalf("replay %q", c.Replay)
-		}
-		if strings.HasPrefix(r.client, "external:") && !strings.Contains(c.Replay, `"external:/usr/bin/python3 adapter.py"`) {
-			t.Fatalf("replay does not quote the external command: %q", c.Replay)
+		if c.Replay != "lockcheck replay out/m/"+c.Dir || r.scenario.Seed != c.Seed || r.scenario.Server != "valkey-9.1" {
+			t.Fatalf("cell %+v, scenario %+v", c, r.scenario)
 		}
 	}
 	// A fault that does not fit is n/a on every build, available or not.
@@ -77,15 +64,40 @@ func TestLayout(t *testing.T) {
 	}
 }
 
-// TestDefaults: zero fields take Defaults; work follows the TTL unless
-// given.
-func TestDefaults(t *testing.T) {
-	r := Run{TTL: 10 * time.Second}.WithDefaults()
-	if r.WorkMin != 2*time.Second || r.WorkMax != 10*time.Second || r.Clients != Defaults.Clients || r.Duration != Defaults.Duration {
-		t.Fatalf("%+v", r)
+// TestShards: the shards of a matrix run every runnable cell once between
+// them, with the unsharded matrix's seeds, and mark the others' cells.
+func TestShards(t *testing.T) {
+	m := Matrix{
+		Builds:  []MatrixBuild{{Build: build(t, "valkey-9.1")}, {Build: build(t, "valkey-8.1")}},
+		Kinds:   []topology.Kind{topology.Standalone, topology.Sentinel, topology.Cluster},
+		Clients: []string{"native", "fenced"},
+		Faults:  []string{"kill-primary", "clock-jump", "pause-primary"},
+		Seed:    11, Duration: time.Minute, TTL: 15 * time.Second,
 	}
-	if r := (Run{WorkMin: time.Second}).WithDefaults(); r.WorkMin != time.Second || r.TTL != Defaults.TTL {
-		t.Fatalf("%+v", r)
+	all := m.Scenarios()
+	seen := map[string]int64{}
+	for i := 1; i <= 3; i++ {
+		shard := m
+		shard.Shard, shard.Shards = i, 3
+		idx, runs := shard.layout()
+		if got := idx.Count(reports.CellOtherShard); got != len(all)-len(runs) {
+			t.Fatalf("shard %d: %d cells of other shards, want %d", i, got, len(all)-len(runs))
+		}
+		for _, r := range runs {
+			name := r.scenario.Name()
+			if _, dup := seen[name]; dup {
+				t.Fatalf("%s runs in two shards", name)
+			}
+			seen[name] = r.scenario.Seed
+		}
+	}
+	if len(seen) != len(all) {
+		t.Fatalf("the shards ran %d scenarios, the matrix has %d", len(seen), len(all))
+	}
+	for _, s := range all {
+		if seen[s.Name()] != s.Seed {
+			t.Fatalf("%s: seed %d in its shard, %d in the matrix", s.Name(), seen[s.Name()], s.Seed)
+		}
 	}
 }
 
@@ -122,7 +134,7 @@ func TestMatrixRun(t *testing.T) {
 		Builds:  []MatrixBuild{{Build: build(t, "valkey-9.1")}, {Build: build(t, "valkey-9.0"), Unavailable: "no image here"}},
 		Kinds:   []topology.Kind{topology.Standalone},
 		Clients: []string{"native", "delex"},
-		Faults:  []scenarios.Fault{fault(t, "script-flush"), fault(t, "kill-primary")},
+		Faults:  []string{"script-flush", "kill-primary"},
 		// A lease several times the longest hold (2 TTL/5), so that no
 		// holder of the correct client outlives it on a loaded machine.
 		Duration: 8 * time.Second, TTL: 5 * time.Second, Seed: 3, Out: out, Log: io.Discard,
@@ -194,7 +206,8 @@ func TestExecuteInterrupted(t *testing.T) {
 	time.AfterFunc(3*time.Second, stop)
 	out := t.TempDir()
 	begin := time.Now()
-	o, err := Run{Client: "native", Duration: time.Minute, TTL: time.Second, Seed: 1, Out: out}.Execute(runCtx, topo)
+	s := scenarios.Scenario{Server: "valkey-9.1", Client: "native", Duration: time.Minute, TTL: time.Second, Seed: 1}
+	o, err := ExecuteOn(runCtx, topo, s, Options{Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,5 +220,60 @@ func TestExecuteInterrupted(t *testing.T) {
 	rr, err := reports.LoadRunResult(filepath.Join(out, "result.json"))
 	if err != nil || rr.Ops != len(o.History.Ops) {
 		t.Fatalf("result.json: %v, %d ops", err, rr.Ops)
+	}
+}
+
+// TestShardedMatrixMerged: a matrix run in three shards and merged gives
+// the unsharded matrix's cells, seeds and outcomes. The clients are
+// correct and script-flush cannot hurt them, so every run is safe: the
+// outcomes are the same however the runs' timing falls.
+func TestShardedMatrixMerged(t *testing.T) {
+	m := Matrix{
+		Builds:  []MatrixBuild{{Build: build(t, "valkey-9.1")}},
+		Kinds:   []topology.Kind{topology.Standalone},
+		Clients: []string{"native", "fenced", "lua"},
+		Faults:  []string{"script-flush", "kill-primary"},
+		// A lease several times the longest hold, so that no holder of a
+		// correct client outlives it on a loaded machine.
+		Duration: 5 * time.Second, TTL: 5 * time.Second, Seed: 5, Log: io.Discard,
+	}
+	whole := m
+	whole.Out = t.TempDir()
+	want, err := whole.Run(context.Background(), eng(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*reports.Index
+	for i := 1; i <= 3; i++ {
+		shard := m
+		shard.Shard, shard.Shards, shard.Out = i, 3, t.TempDir()
+		if _, err := shard.Run(context.Background(), eng(t)); err != nil {
+			t.Fatal(err)
+		}
+		idx, err := reports.LoadIndex(shard.Out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, idx)
+	}
+	got, err := reports.MergeIndexes(parts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Complete || len(got.Cells) != len(want.Cells) {
+		t.Fatalf("merged: complete %v, %d cells; want %d", got.Complete, len(got.Cells), len(want.Cells))
+	}
+	for i, w := range want.Cells {
+		g := got.Cells[i]
+		if g.Server != w.Server || g.Topology != w.Topology || g.Client != w.Client || g.Fault != w.Fault || g.Seed != w.Seed || g.Outcome != w.Outcome {
+			t.Errorf("cell %d: merged %s %s %s %s seed %d %s; unsharded %s %s %s %s seed %d %s", i,
+				g.Server, g.Topology, g.Client, g.Fault, g.Seed, g.Outcome, w.Server, w.Topology, w.Client, w.Fault, w.Seed, w.Outcome)
+		}
+		if w.Fault == "script-flush" && (w.Outcome != reports.CellSafe || g.Result == nil) {
+			t.Errorf("%s under script-flush: %s (%s), result loaded %v", w.Client, w.Outcome, w.Reason, g.Result != nil)
+		}
+	}
+	if _, err := reports.MergeIndexes(parts[:2], nil); err == nil {
+		t.Error("two of three shards merged without complaint")
 	}
 }

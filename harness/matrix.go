@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,9 +20,14 @@ type Matrix struct {
 	Builds   []MatrixBuild
 	Kinds    []topology.Kind
 	Clients  []string
-	Faults   []scenarios.Fault
+	Faults   []string
 	Duration time.Duration
 	TTL      time.Duration
+	// Shard and Shards, when Shards > 1, make this matrix the Shard-th
+	// (from 1) of Shards: it runs every Shards-th of the runnable cells,
+	// with the seeds the whole matrix gives them, and leaves the others to
+	// the other shards (lockcheck merge joins the folders).
+	Shard, Shards int
 	// Seed is the matrix's; each run's is derived from it and the run's
 	// combination (RunSeed).
 	Seed    int64
@@ -40,11 +46,8 @@ type MatrixBuild struct {
 
 // matrixRun is one run of the matrix, and its cell in the index.
 type matrixRun struct {
-	build  topology.Build
-	kind   topology.Kind
-	client string
-	fault  scenarios.Fault
-	cell   int
+	scenario scenarios.Scenario
+	cell     int
 }
 
 // ResolveBuilds says for each named build whether its image can be had.
@@ -78,12 +81,32 @@ func ResolveBuilds(ctx context.Context, eng *topology.Engine, want []topology.Bu
 	return nil, fmt.Errorf("no Valkey build is available: make images builds them, lockcheck images says why")
 }
 
+// Scenarios are the matrix's runs in order: one per combination whose
+// fault fits its topology and whose build's image can be had, each with
+// its seed. A shard's are every Shards-th of them.
+func (m *Matrix) Scenarios() []scenarios.Scenario {
+	_, runs := m.layout()
+	out := make([]scenarios.Scenario, len(runs))
+	for i, r := range runs {
+		out[i] = r.scenario
+	}
+	return out
+}
+
+// Scenario is one combination's run: lockcheck run's defaults with the
+// matrix's duration and TTL and the combination's own seed.
+func (m *Matrix) Scenario(build string, kind topology.Kind, client, fault string) scenarios.Scenario {
+	return scenarios.Scenario{Server: build, Topology: kind, Client: client, Faults: []string{fault},
+		Duration: m.Duration, TTL: m.TTL, Seed: m.RunSeed(build, kind, client, fault)}.WithDefaults()
+}
+
 // layout makes the index's rows, columns and cells, and the runs to make:
 // a cell is n/a where the fault does not fit the topology, unavailable
-// where the build's image cannot be had, and not run until its run ends.
+// where the build's image cannot be had, another shard's where the matrix
+// is sharded, and not run until its run ends.
 func (m *Matrix) layout() (*reports.Index, []matrixRun) {
 	idx := &reports.Index{Generated: time.Now().UTC().Format(time.RFC3339), Seed: m.Seed,
-		Duration: m.Duration.String(), TTL: m.TTL.String(), Elapsed: "0s"}
+		Duration: m.Duration.String(), TTL: m.TTL.String(), Elapsed: "0s", Shard: m.Shard, Shards: m.Shards}
 	for _, b := range m.Builds {
 		for _, k := range m.Kinds {
 			idx.Columns = append(idx.Columns, reports.IndexColumn{Server: b.Name, Topology: string(k), Reason: b.Unavailable})
@@ -91,27 +114,37 @@ func (m *Matrix) layout() (*reports.Index, []matrixRun) {
 	}
 	for _, c := range m.Clients {
 		for _, f := range m.Faults {
-			idx.Rows = append(idx.Rows, reports.IndexRow{Client: c, Fault: f.Name()})
+			idx.Rows = append(idx.Rows, reports.IndexRow{Client: c, Fault: f})
 		}
 	}
 	var runs []matrixRun
+	runnable := 0
 	for _, b := range m.Builds {
 		for _, k := range m.Kinds {
 			for _, c := range m.Clients {
 				for _, f := range m.Faults {
-					cell := reports.IndexCell{Server: b.Name, Topology: string(k), Client: c, Fault: f.Name()}
+					cell := reports.IndexCell{Server: b.Name, Topology: string(k), Client: c, Fault: f}
+					fault, err := scenarios.LookupFault(f)
 					switch {
-					case !f.Available(k):
-						cell.Outcome, cell.Reason = reports.CellNA, fmt.Sprintf("%s does not fit a %s topology", f.Name(), k)
+					case err != nil:
+						cell.Outcome, cell.Reason = reports.CellError, err.Error()
+					case !fault.Available(k):
+						cell.Outcome, cell.Reason = reports.CellNA, fmt.Sprintf("%s does not fit a %s topology", f, k)
 					case b.Unavailable != "":
 						cell.Outcome, cell.Reason = reports.CellUnavailable, b.Unavailable
 					default:
+						s := m.Scenario(b.Name, k, c, f)
+						cell.Seed = s.Seed
+						cell.Dir = SafeName(fmt.Sprintf("%s-%s-%s-%s", b.Name, k, c, f))
+						cell.Replay = ReplayCommand(filepath.Join(m.Out, cell.Dir))
+						mine := m.Shards <= 1 || runnable%m.Shards == m.Shard-1
+						runnable++
+						if !mine {
+							cell.Outcome, cell.Reason = reports.CellOtherShard, "run by another shard"
+							break
+						}
 						cell.Outcome, cell.Reason = reports.CellNotRun, "the matrix stopped before this run"
-						r := matrixRun{build: b.Build, kind: k, client: c, fault: f, cell: len(idx.Cells)}
-						cell.Seed = m.RunSeed(b.Name, k, c, f.Name())
-						cell.Dir = SafeName(fmt.Sprintf("%s-%s-%s-%s", b.Name, k, c, f.Name()))
-						cell.Replay = m.replay(r, cell.Seed)
-						runs = append(runs, r)
+						runs = append(runs, matrixRun{scenario: s, cell: len(idx.Cells)})
 					}
 					idx.Cells = append(idx.Cells, cell)
 				}
@@ -128,14 +161,4 @@ func (m *Matrix) RunSeed(build string, kind topology.Kind, client, fault string)
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%s/%s/%s/%s", m.Seed, build, kind, client, fault)
 	return int64(h.Sum64()%999_999_999) + 1
-}
-
-// replay is the lockcheck run command that repeats one run.
-func (m *Matrix) replay(r matrixRun, seed int64) string {
-	client := r.client
-	if strings.ContainsAny(client, " \t'\"") {
-		client = fmt.Sprintf("%q", client)
-	}
-	return fmt.Sprintf("lockcheck run --server %s --topology %s --client %s --fault %s --duration %s --ttl %s --seed %d",
-		r.build.Name, r.kind, client, r.fault.Name(), m.Duration, m.TTL, seed)
 }

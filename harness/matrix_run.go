@@ -26,7 +26,7 @@ func (m *Matrix) Run(ctx context.Context, eng *topology.Engine) (*reports.Index,
 		joinNames(m.Builds, func(b MatrixBuild) string { return b.Name }),
 		joinNames(m.Kinds, func(k topology.Kind) string { return string(k) }),
 		strings.Join(m.Clients, ","),
-		joinNames(m.Faults, scenarios.Fault.Name), m.Duration,
+		strings.Join(m.Faults, ","), m.Duration,
 		idx.Count(reports.CellNA), idx.Count(reports.CellUnavailable), filepath.Join(m.Out, "index.html"))
 	writeErr := m.write(idx, begin)
 	for i, r := range runs {
@@ -34,13 +34,13 @@ func (m *Matrix) Run(ctx context.Context, eng *topology.Engine) (*reports.Index,
 			break
 		}
 		cell := &idx.Cells[r.cell]
-		fmt.Fprintf(m.Log, "[%d/%d] start %s %s %s %s, seed %d (elapsed %s)\n", i+1, len(runs), r.build.Name, r.kind, r.client, r.fault.Name(), cell.Seed, since(begin))
+		fmt.Fprintf(m.Log, "[%d/%d] start %s, seed %d (elapsed %s)\n", i+1, len(runs), r.scenario.Name(), cell.Seed, since(begin))
 		runBegin := time.Now()
 		m.runOne(ctx, eng, r, cell)
 		if cell.Result != nil {
 			setVersion(idx, cell)
 		}
-		fmt.Fprintf(m.Log, "[%d/%d] end   %s %s %s %s: %s in %s (%d/%d done, elapsed %s)\n", i+1, len(runs), r.build.Name, r.kind, r.client, r.fault.Name(),
+		fmt.Fprintf(m.Log, "[%d/%d] end   %s: %s in %s (%d/%d done, elapsed %s)\n", i+1, len(runs), r.scenario.Name(),
 			cellLine(cell), since(runBegin), i+1, len(runs), since(begin))
 		if err := m.write(idx, begin); err != nil {
 			writeErr = err
@@ -94,21 +94,7 @@ func (m *Matrix) runIn(ctx context.Context, eng *topology.Engine, r matrixRun, c
 			fmt.Fprintf(log, "lockcheck: %v\n", err)
 		}
 	}()
-	t, err := Start(ctx, eng, r.build, m.Sources, r.kind, topology.Options{}, log)
-	if err != nil {
-		return fmt.Errorf("topology did not start: %w", err)
-	}
-	defer func() {
-		if terr := Teardown(ctx, t); terr != nil {
-			fmt.Fprintf(m.Log, "lockcheck: %v\n", terr)
-		}
-	}()
-	if err := refusal(ctx, t, r.client); err != nil {
-		return err
-	}
-	run := Defaults
-	run.Client, run.Faults, run.Duration, run.TTL, run.Seed, run.Out = r.client, []scenarios.Fault{r.fault}, m.Duration, m.TTL, cell.Seed, dir
-	out, err := run.Execute(ctx, t)
+	out, err := Execute(ctx, eng, r.scenario, Options{Out: dir, Sources: m.Sources, Log: log})
 	if err != nil {
 		return err
 	}
@@ -120,26 +106,6 @@ func (m *Matrix) runIn(ctx context.Context, eng *topology.Engine, r matrixRun, c
 	reports.WriteVerdict(verdict, out.Result, dir)
 	cell.SetResult(out.Result, out.Interrupted)
 	cell.Link = cell.Dir + "/report.html"
-	return nil
-}
-
-// refusal returns the refusal when the build lacks a command the client
-// needs: the cell is then n/a, not an error. A probe that fails is left for
-// the run to report.
-func refusal(ctx context.Context, t *topology.Topology, client string) error {
-	if strings.HasPrefix(client, scenarios.ExternalPrefix) {
-		return nil
-	}
-	cfg := scenarios.ConfigFor(t)
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	caps, err := scenarios.Probe(pctx, cfg.Option)
-	if err != nil {
-		return nil
-	}
-	if err := caps.Check(client, cfg.Server, cfg.Version); errors.Is(err, scenarios.ErrUnsupported) {
-		return err
-	}
 	return nil
 }
 

@@ -102,9 +102,18 @@ type Meta struct {
 	Partial bool `json:"partial,omitempty"`
 }
 
+// Format is the version of history.json this build writes: 2 added
+// "format" and "scenario".
+const Format = 2
+
 // History is a whole run.
 type History struct {
-	Meta   Meta    `json:"meta"`
+	// Format is the file's version (1 when absent).
+	Format int  `json:"format,omitempty"`
+	Meta   Meta `json:"meta"`
+	// Scenario is the run's scenario as scenario.json has it (its type is
+	// the scenarios package's, which writes histories).
+	Scenario json.RawMessage `json:"scenario,omitempty"`
 	Ops    []Op    `json:"ops"`
 	Faults []Fault `json:"faults"`
 }
@@ -154,6 +163,9 @@ func Load(path string) (*History, error) {
 	var h History
 	if err := json.Unmarshal(b, &h); err != nil {
 		return nil, fmt.Errorf("decode history %s: %w", path, err)
+	}
+	if h.Format > Format {
+		return nil, fmt.Errorf("history %s has format %d; this lockcheck reads up to %d: use a newer lockcheck", path, h.Format, Format)
 	}
 	return &h, nil
 }

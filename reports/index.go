@@ -21,7 +21,11 @@ type Index struct {
 	TTL      string `json:"ttl"`
 	Elapsed  string `json:"elapsed"`
 	// Complete is false while the matrix runs and after it was stopped.
-	Complete bool          `json:"complete"`
+	Complete bool `json:"complete"`
+	// Shard and Shards say which part of a sharded matrix this index
+	// shows (Shards 0: the whole matrix; after a merge, the shards joined).
+	Shard    int           `json:"shard,omitempty"`
+	Shards   int           `json:"shards,omitempty"`
 	Columns  []IndexColumn `json:"columns"`
 	Rows     []IndexRow    `json:"rows"`
 	Cells    []IndexCell   `json:"cells"`
@@ -68,10 +72,12 @@ const (
 	CellInterrupted CellOutcome = "interrupted"
 	// CellNotRun: the matrix stopped (or has not yet come) before this run.
 	CellNotRun CellOutcome = "not run"
+	// CellOtherShard: another shard of the matrix runs this cell.
+	CellOtherShard CellOutcome = "other shard"
 )
 
 // CellOutcomes lists the outcomes in the order the legend shows them.
-var CellOutcomes = []CellOutcome{CellSafe, CellFenced, CellViolated, CellUnknown, CellUnavailable, CellNA, CellError, CellInterrupted, CellNotRun}
+var CellOutcomes = []CellOutcome{CellSafe, CellFenced, CellViolated, CellUnknown, CellUnavailable, CellNA, CellError, CellInterrupted, CellNotRun, CellOtherShard}
 
 // Label is the outcome's text in a cell.
 func (o CellOutcome) Label() string {
@@ -91,6 +97,8 @@ func (o CellOutcome) Class() string {
 		return "na"
 	case CellNotRun:
 		return "notrun"
+	case CellOtherShard:
+		return "othershard"
 	}
 	return string(o)
 }
@@ -111,7 +119,7 @@ type IndexCell struct {
 	Dir  string `json:"dir,omitempty"`
 	Link string `json:"link,omitempty"`
 	Seed int64  `json:"seed,omitempty"`
-	// Replay is the lockcheck run command that repeats this cell's run.
+	// Replay is the command that repeats this cell's run from its folder.
 	Replay  string          `json:"replay,omitempty"`
 	Verdict checker.Verdict `json:"verdict,omitempty"`
 	Summary string          `json:"summary,omitempty"`
@@ -361,12 +369,13 @@ td.cell a{color:inherit}
 .error{background:#ffc98f}
 .interrupted{background:#e4e4e4}
 .notrun{background:#fafafa;color:#999}
+.othershard{background:#fff;color:#bbb}
 .none{background:#fafafa;color:#bbb}
 .legend span{display:inline-block;padding:2px 8px;margin:0 6px 4px 0;border:1px solid #ccc}
 dt{font-weight:600}
 </style></head><body>
 <h1>lockcheck matrix</h1>
-<p>Generated {{.Generated}}; seed {{.Seed}}, {{.Duration}} per run, TTL {{.TTL}}, {{.Elapsed}} in all.{{if not .Complete}} <b>Incomplete:</b> the matrix was stopped or is still running.{{end}}
+<p>Generated {{.Generated}}; seed {{.Seed}}, {{.Duration}} per run, TTL {{.TTL}}, {{.Elapsed}} in all.{{if .Shards}} Shard {{if .Shard}}{{.Shard}} of {{.Shards}}{{else}}merged from {{.Shards}} shards{{end}}.{{end}}{{if not .Complete}} <b>Incomplete:</b> the matrix was stopped or is still running.{{end}}
 Each cell is one run on a fresh topology with one fault; the cell links to its report. Hover a cell for its checks and the command that replays it.</p>
 <p class="legend">{{range .Totals}}<span class="{{.Outcome.Class}}">{{.Outcome.Label}}: {{.N}}</span>{{end}}</p>
 <table id="matrix">

@@ -18,13 +18,14 @@ import (
 // verdict, the checks, their findings and a timeline per key, one
 // self-contained file) and linearizability.html (porcupine's page, linked
 // from it).
-func WriteReport(dir string, h *history.History, res *checker.Result) error {
+// replay is the command that runs the run again ("" when there is none).
+func WriteReport(dir string, h *history.History, res *checker.Result, replay string) error {
 	what, err := WriteLinearizability(context.Background(), filepath.Join(dir, "linearizability.html"), h, res)
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
-	if err := RenderReport(&b, h, res, what, TimelineOptions{}); err != nil {
+	if err := RenderReport(&b, h, res, what, replay, TimelineOptions{}); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.html"), b.Bytes(), 0o644); err != nil {
@@ -42,14 +43,15 @@ type reportPage struct {
 	Timelines []keyTimeline
 	Hidden    int
 	Faults    []history.Fault
+	Replay    string
 }
 
 // RenderReport writes report.html's page to w. picture says what
 // linearizability.html shows ("" when there is none).
-func RenderReport(w io.Writer, h *history.History, res *checker.Result, picture string, o TimelineOptions) error {
+func RenderReport(w io.Writer, h *history.History, res *checker.Result, picture, replay string, o TimelineOptions) error {
 	tl, hidden := timelines(h, res, o)
 	p := reportPage{Meta: h.Meta, Duration: time.Duration(h.Meta.DurationNs).Round(time.Millisecond).String(), Res: res,
-		Picture: picture, Timelines: tl, Hidden: hidden, Faults: h.Faults}
+		Picture: picture, Timelines: tl, Hidden: hidden, Faults: h.Faults, Replay: replay}
 	if err := page.Execute(w, p); err != nil {
 		return fmt.Errorf("render report: %w", err)
 	}
@@ -88,6 +90,7 @@ section.key { margin-bottom: 1.2em; }
 <tr><th>TTL</th><td>{{.Meta.TTLms}} ms</td><th>duration</th><td>{{.Duration}}</td></tr>
 <tr><th>operations</th><td>{{.Res.Ops}} on {{.Res.Keys}} keys, {{.Res.Segments}} segments ({{.Res.Porcupine}} searched by porcupine)</td><th>faults</th><td>{{range .Meta.Faults}}{{.}} {{else}}none{{end}}</td></tr>
 </table>
+{{if .Replay}}<p>Replay this run (same scenario, seed and fault schedule, into a new folder): <code>{{.Replay}}</code></p>{{end}}
 <h2>Checks</h2>
 <table class="checks">
 <tr><th>check</th><th>status</th><th>count</th><th>summary</th></tr>

@@ -81,12 +81,15 @@ func TestTimelineHasASVGPerKeyAndRedOverlaps(t *testing.T) {
 		t.Fatalf("double_holder %s: the test history should have one", c.Status)
 	}
 	var b bytes.Buffer
-	if err := RenderReport(&b, h, res, "", TimelineOptions{}); err != nil {
+	if err := RenderReport(&b, h, res, "", "lockcheck replay runs/x", TimelineOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatalf("report does not parse: %v", err)
+	}
+	if !bytes.Contains(b.Bytes(), []byte("<code>lockcheck replay runs/x</code>")) {
+		t.Error("the report does not show the replay command")
 	}
 	svgs := map[string]bool{}
 	overlaps, faults, holds, writes := 0, 0, 0, 0
@@ -125,7 +128,7 @@ func TestTimelineWindowOnLongKeys(t *testing.T) {
 	h := checker.Generate(5, 20000, 1, 5)
 	res := check(t, h)
 	var b bytes.Buffer
-	if err := RenderReport(&b, h, res, "", TimelineOptions{MaxHolds: 50}); err != nil {
+	if err := RenderReport(&b, h, res, "", "lockcheck replay runs/x", TimelineOptions{MaxHolds: 50}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "of ") || !strings.Contains(b.String(), "holds") {
@@ -140,7 +143,7 @@ func TestWriteReportFiles(t *testing.T) {
 	dir := t.TempDir()
 	h := doubleHolder()
 	res := check(t, h)
-	if err := WriteReport(dir, h, res); err != nil {
+	if err := WriteReport(dir, h, res, ""); err != nil {
 		t.Fatal(err)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))

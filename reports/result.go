@@ -32,6 +32,8 @@ type RunResult struct {
 	// Notes are things the run wants a reader to know (a fault that could
 	// not be injected, a client's remark).
 	Notes []string `json:"notes,omitempty"`
+	// Replay is the command that runs the run's scenario again.
+	Replay string `json:"replay,omitempty"`
 }
 
 // NewRunResult joins a history's metadata and the checker's result.

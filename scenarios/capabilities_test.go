@@ -46,7 +46,7 @@ func TestProbeBuilds(t *testing.T) {
 // when the build lacks what the client needs.
 func TestRefusalOnValkey80(t *testing.T) {
 	topo := startStandalone(t, "valkey-8.0")
-	w := Workload{Client: "native", Duration: time.Second, TTL: 300 * time.Millisecond}
+	w := Workload{Scenario: Scenario{Client: "native", Duration: time.Second, TTL: 300 * time.Millisecond}}
 	h, err := w.Run(context.Background(), ConfigFor(topo))
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("native on valkey-8.0: history %v, error %v; want a refusal", h != nil, err)

@@ -11,16 +11,11 @@ import (
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// Chaos is one run's plain data: a workload, and faults injected on a
+// Chaos runs a workload and the faults its Scenario names, injected on the
 // seeded schedule while it runs.
 type Chaos struct {
 	Workload Workload
-	// Faults are drawn from by the schedule; each must be Available on the
-	// topology.
-	Faults []Fault
-	// AOF says the topology runs with AOF, so a killed node keeps its data.
-	AOF bool
-	Log *slog.Logger
+	Log      *slog.Logger
 	// Injected, when set, is told each fault as it ends.
 	Injected func(Event, error)
 	// StderrDir keeps external adapters' stderr (the run's folder).
@@ -46,22 +41,25 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	for _, f := range c.Faults {
+	// The caller may pass a Recorder to watch the history as it grows.
+	w := c.Workload.withDefaults()
+	faults, err := w.FaultList()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range faults {
 		if !f.Available(t.Kind) {
 			return nil, fmt.Errorf("fault %s does not fit a %s topology", f.Name(), t.Kind)
 		}
 	}
-	// The caller may pass a Recorder to watch the history as it grows.
-	w := c.Workload.withDefaults()
-	var keys []string
-	for i := range w.Keys {
-		keys = append(keys, LockKey(i))
+	events, err := w.Schedule()
+	if err != nil {
+		return nil, err
 	}
-	events := Schedule(w.Seed, c.Faults, keys, w.Duration, w.TTL)
 	if w.Freezer == nil {
 		w.Freezer = NewFreezer()
 	}
-	env := FaultEnv{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: c.AOF, Log: c.Log, Freezer: w.Freezer}
+	env := FaultEnv{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer}
 
 	// The faults end with the workload; a fault that panics ends both (the
 	// run is void, and the caller must still tear down).
@@ -73,7 +71,7 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		guard(abort, "fault schedule", func() {
-			RunSchedule(fctx, w.Recorder.Started(), events, c.Faults, env, func(ev Event, err error) {
+			RunSchedule(fctx, w.Recorder.Started(), events, faults, env, func(ev Event, err error) {
 				if err != nil && fctx.Err() == nil {
 					notes.add(fmt.Sprintf("%s at %s on %s: %v", ev.Fault, ev.At.Round(time.Millisecond), ev.Key, err))
 					c.Log.Warn("fault failed", "fault", ev.Fault, "err", err)
@@ -98,9 +96,7 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range c.Faults {
-		h.Meta.Faults = append(h.Meta.Faults, f.Name())
-	}
+	h.Meta.Faults = w.Faults
 	// The fault windows closed after the workload's snapshot.
 	h.Faults = w.Recorder.History(h.Meta).Faults
 	return &ChaosResult{History: h, Schedule: events, Notes: notes.list}, nil

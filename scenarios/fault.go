@@ -63,10 +63,11 @@ func (e FaultEnv) openWindow(name string, target *topology.Node, detail string) 
 	return i, func() { e.Rec.FaultEnd(i) }
 }
 
+// faultTable is every fault a Scenario can name, in a fixed order.
+var faultTable = []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient}
+
 // Faults lists every fault by name, in a fixed order.
-func Faults() []Fault {
-	return []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient}
-}
+func Faults() []Fault { return slices.Clone(faultTable) }
 
 // FaultNames lists the fault names.
 func FaultNames() []string {

@@ -30,19 +30,22 @@ func TestPanicEndsTheRun(t *testing.T) {
 		func(context.Context, valkey.CommandClient, string, string) Result { panic("the client library broke") }))
 	t.Cleanup(func() { delete(registry, "test-panic-release") })
 
+	faultTable = append(faultTable, panicFault{})
+	t.Cleanup(func() { faultTable = faultTable[:len(faultTable)-1] })
+
 	cases := []struct {
 		name, client, where string
-		faults              []Fault
+		faults              []string
 	}{
 		{"worker", "test-panic-release", "worker", nil},
-		{"fault", "native", "fault schedule", []Fault{panicFault{}}},
+		{"fault", "native", "fault schedule", []string{panicFault{}.Name()}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			const duration = 40 * time.Second
-			w := Workload{Client: c.client, Clients: 3, Keys: 1, TTL: 300 * time.Millisecond, Duration: duration, Seed: 1}
+			w := Workload{Scenario: Scenario{Client: c.client, Clients: 3, Keys: 1, TTL: 300 * time.Millisecond, Duration: duration, Seed: 1, Faults: c.faults}}
 			start := time.Now()
-			res, err := Chaos{Workload: w, Faults: c.faults}.Run(context.Background(), topo)
+			res, err := Chaos{Workload: w}.Run(context.Background(), topo)
 			took := time.Since(start)
 			var pe *PanicError
 			if !errors.As(err, &pe) {

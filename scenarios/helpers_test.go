@@ -175,3 +175,12 @@ func newTestClient(t testing.TB, kind string, cfg ClientConfig) Client {
 }
 
 func longTests() bool { return os.Getenv("LOCKCHECK_LONG") == "1" }
+
+// adversarial turns on what a correct client must survive besides the
+// defaults: holds from TTL/50 to 3 TTL, a tenth of them stalled and a
+// tenth frozen inside a lock call.
+func adversarial(s Scenario) Scenario {
+	s.WorkMin, s.WorkMax = s.TTL/50, 3*s.TTL
+	s.StallRate, s.PauseRate = 0.1, 0.1
+	return s
+}

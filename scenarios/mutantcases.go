@@ -27,18 +27,9 @@ type MutantCase struct {
 	Why string
 	// Control is the correct client run in the same scenario.
 	Control string
-	// Clients and Keys: the workers and the lock keys they pick from.
-	Clients, Keys int
-	// TTL is the lease; Duration one run's length.
-	TTL, Duration time.Duration
-	// Workload adjusts the workload's bounds (work, stalls, abandons,
-	// backoff); nil leaves the defaults.
-	Workload func(*Workload)
-	// Configure adjusts the clients' configuration (FenceGap); nil leaves
-	// it as the topology gives it.
-	Configure func(*ClientConfig)
-	// Faults, when set, are injected on the seeded schedule.
-	Faults []Fault
+	// Scenario is the run's scenario; its Client and Seed are set per run,
+	// and the topology is catch-rate's (a standalone server).
+	Scenario Scenario
 }
 
 // MutantCases lists every mutant's randomized scenario. Each is tuned so
@@ -53,10 +44,8 @@ func MutantCases() []MutantCase {
 			// retrying every TTL/4 at most) holds the key.
 			Client: "mutant-del", Breaks: "linearizability", Control: "native",
 			Why:     "a plain DEL releases another client's lock after the first one's TTL ran out",
-			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-			Workload: func(w *Workload) {
-				w.StallRate, w.WorkMin, w.WorkMax = 0.5, 50*time.Millisecond, 300*time.Millisecond
-			},
+			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+				StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 		},
 		{
 			// Every hold extends at least once (work past TTL/3) and a third
@@ -65,10 +54,8 @@ func MutantCases() []MutantCase {
 			// long after every lease on it ended.
 			Client: "mutant-extend-nopx", Breaks: "ttl", Control: "native",
 			Why:     "an extend without PX leaves the lock without expiry",
-			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-			Workload: func(w *Workload) {
-				w.AbandonRate, w.WorkMin, w.WorkMax = 0.3, 600*time.Millisecond, 900*time.Millisecond
-			},
+			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+				AbandonRate: 0.3, StallRate: 0.1, PauseRate: 0.1, WorkMin: 600 * time.Millisecond, WorkMax: 900 * time.Millisecond},
 		},
 		{
 			// Every hold works past the TTL, so its lease ends under it
@@ -76,10 +63,8 @@ func MutantCases() []MutantCase {
 			// the key as soon as it expires.
 			Client: "mutant-extend-keepttl", Breaks: "double_holder", Control: "native",
 			Why:     "a KEEPTTL extend does not move the deadline, so long work outlives the lease",
-			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-			Workload: func(w *Workload) {
-				w.StallRate, w.WorkMin, w.WorkMax = -1, 1500*time.Millisecond, 3*time.Second
-			},
+			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+				PauseRate: 0.1, WorkMin: 1500 * time.Millisecond, WorkMax: 3 * time.Second},
 		},
 		{
 			// The quiet SET NX happens only when a holder extends after a
@@ -91,10 +76,8 @@ func MutantCases() []MutantCase {
 			// workers give a dozen such moments in a run.
 			Client: "mutant-reacquire", Breaks: "linearizability", Control: "native",
 			Why:     "a quiet re-acquire after a nil extend reports an extend of a lease that had ended",
-			Clients: 6, Keys: 24, TTL: time.Second, Duration: 15 * time.Second,
-			Workload: func(w *Workload) {
-				w.StallRate, w.WorkMin, w.WorkMax = 1, 4*time.Second, 6*time.Second
-			},
+			Scenario: Scenario{Clients: 6, Keys: 24, TTL: time.Second, Duration: 15 * time.Second,
+				StallRate: 1, PauseRate: 0.1, WorkMin: 4 * time.Second, WorkMax: 6 * time.Second},
 		},
 		{
 			// The mutant's SET expires during its pause between SET and
@@ -108,17 +91,12 @@ func MutantCases() []MutantCase {
 			// in parallel.
 			Client: "mutant-fence-outside", Breaks: "fence", Control: "fenced",
 			Why:     "the fence is drawn with an INCR after the SET, so a holder paused between the two writes with a bigger fence than the client that took over",
-			Clients: 12, Keys: 4, TTL: time.Second, Duration: 12 * time.Second,
-			Workload: func(w *Workload) {
-				w.StallRate, w.WorkMin, w.WorkMax = -1, 50*time.Millisecond, 330*time.Millisecond
-				w.BackoffMin, w.BackoffMax = 2*time.Millisecond, 20*time.Millisecond
-			},
-			Configure: func(c *ClientConfig) {
-				c.FenceGap, c.FenceGapRandom = 1050*time.Millisecond, true
+			Scenario: Scenario{Clients: 12, Keys: 4, TTL: time.Second, Duration: 12 * time.Second,
+				PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 330 * time.Millisecond,
+				BackoffMin: 2 * time.Millisecond, BackoffMax: 20 * time.Millisecond,
 				// The pause is inside the acquire call: its deadline must
 				// outlast it, or the pause is cut at the default 1 s.
-				c.Timeout = 3 * time.Second
-			},
+				FenceGap: 1050 * time.Millisecond, FenceGapRandom: true, CallTimeout: 3 * time.Second},
 		},
 		{
 			// A third of the frozen holds stop inside the acquire, between
@@ -126,10 +104,8 @@ func MutantCases() []MutantCase {
 			// key every TTL/4 and finds it without expiry.
 			Client: "mutant-setnx-expire", Breaks: "ttl", Control: "native",
 			Why:     "the acquire is SET NX, then PEXPIRE: frozen between the two, the lock has no expiry",
-			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-			Workload: func(w *Workload) {
-				w.PauseRate, w.StallRate, w.WorkMin, w.WorkMax = 1, -1, 50*time.Millisecond, 300*time.Millisecond
-			},
+			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+				PauseRate: 1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 		},
 		{
 			// One-step holds, so that every frozen hold that is not frozen
@@ -140,10 +116,8 @@ func MutantCases() []MutantCase {
 			// ended.
 			Client: "mutant-release-get-del", Breaks: "linearizability", Control: "native",
 			Why:     "the release is GET, compare, then DEL: frozen between them, it deletes the next holder's lock",
-			Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-			Workload: func(w *Workload) {
-				w.PauseRate, w.StallRate, w.WorkMin, w.WorkMax = 1, -1, 50*time.Millisecond, 300*time.Millisecond
-			},
+			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+				PauseRate: 1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 		},
 		stalledExtendCase("mutant-extend-blind", "linearizability",
 			"the extend is a PEXPIRE that never compares the value: after its lease ended it extends the next holder's lock"),
@@ -163,10 +137,8 @@ func MutantCases() []MutantCase {
 // key with 0.7-1 s holds missed in 2 of 20 runs: too few such moments.)
 func stalledExtendCase(client, breaks, why string) MutantCase {
 	return MutantCase{Client: client, Breaks: breaks, Control: "native", Why: why,
-		Clients: 12, Keys: 3, TTL: time.Second, Duration: 12 * time.Second,
-		Workload: func(w *Workload) {
-			w.StallRate, w.PauseRate, w.WorkMin, w.WorkMax = 1, -1, 1500*time.Millisecond, 2*time.Second
-		},
+		Scenario: Scenario{Clients: 12, Keys: 3, TTL: time.Second, Duration: 12 * time.Second,
+			StallRate: 1, WorkMin: 1500 * time.Millisecond, WorkMax: 2 * time.Second},
 	}
 }
 
@@ -182,62 +154,16 @@ func LookupMutantCase(client string) (MutantCase, error) {
 	return MutantCase{}, fmt.Errorf("no randomized scenario for %q: choose one of %s", client, strings.Join(names, ", "))
 }
 
-// Chaos is the run of client (the mutant or its control) on one seed; a
-// positive duration replaces the case's.
-func (c MutantCase) Chaos(client string, seed int64, duration time.Duration) Chaos {
-	w := c.workload(client, seed, duration)
-	return Chaos{Workload: w, Faults: c.Faults, Configure: c.Configure}
+// Run is the case's scenario for client (the mutant or its control) on
+// one seed; a positive duration replaces the case's.
+func (c MutantCase) Run(client string, seed int64, duration time.Duration) Scenario {
+	s := c.Scenario
+	s.Client, s.Seed = client, seed
+	if duration > 0 {
+		s.Duration = duration
+	}
+	return s
 }
 
-func (c MutantCase) workload(client string, seed int64, duration time.Duration) Workload {
-	if duration <= 0 {
-		duration = c.Duration
-	}
-	w := Workload{Client: client, Clients: c.Clients, Keys: c.Keys, TTL: c.TTL, Duration: duration, Seed: seed}
-	if c.Workload != nil {
-		c.Workload(&w)
-	}
-	return w
-}
-
-// Summary describes the scenario in one line, with the workload's
-// defaults filled in: what a reader needs to rerun it by hand.
-func (c MutantCase) Summary() string {
-	w := c.workload(c.Client, 0, 0).withDefaults()
-	stall := "no stalls"
-	if w.StallRate > 0 {
-		stall = fmt.Sprintf("stall rate %g (%s-%s)", w.StallRate, w.TTL*6/5, w.TTL*2)
-	}
-	abandon := "no abandons"
-	if w.AbandonRate > 0 {
-		abandon = fmt.Sprintf("abandon rate %g", w.AbandonRate)
-	}
-	pause := "no pauses inside a lock call"
-	if w.PauseRate > 0 {
-		pause = fmt.Sprintf("pause rate %g (%s-%s inside a lock call)", w.PauseRate, w.TTL*6/5, w.TTL*2)
-	}
-	late := "no late holds"
-	if w.LateRate > 0 {
-		late = fmt.Sprintf("late hold rate %g", w.LateRate)
-	}
-	parts := []string{fmt.Sprintf("%d clients on %d key(s), TTL %s, %s per run, work %s-%s, %s, %s, %s, %s, backoff %s-%s",
-		w.Clients, w.Keys, w.TTL, w.Duration, w.WorkMin, w.WorkMax, stall, pause, late, abandon, w.BackoffMin, w.BackoffMax)}
-	if w.ObserveEvery <= 0 {
-		parts = append(parts, "no observations")
-	}
-	if c.Configure != nil {
-		var cfg ClientConfig
-		c.Configure(&cfg)
-		if cfg.FenceGap > 0 {
-			gap := "fence gap " + cfg.FenceGap.String()
-			if cfg.FenceGapRandom {
-				gap += " on half the acquires"
-			}
-			parts = append(parts, gap)
-		}
-	}
-	for _, f := range c.Faults {
-		parts = append(parts, "fault "+f.Name())
-	}
-	return strings.Join(parts, ", ")
-}
+// Summary describes the case's scenario in one line, defaults filled in.
+func (c MutantCase) Summary() string { return c.Scenario.Summary() }

@@ -12,58 +12,15 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// Workload is the plain data of one lock workload: Clients workers, each
-// with its own logical client, contend for Keys lock keys. Each worker
-// loops: pick a key, acquire (retrying with jittered backoff), work while
-// extending every TTL/3 and writing to the Resource, release. Unfenced,
-// a holder writes after every step; fenced, it writes once (at the end, or
-// on waking from a stall), because the resource takes each fence only once.
-// The zero value of a field takes the default given beside it.
+// Workload runs a Scenario's lock workload: Clients workers, each with its
+// own logical client, contend for Keys lock keys. Each worker loops: pick a
+// key, acquire (retrying with jittered backoff), work while extending every
+// TTL/3 and writing to the Resource, release. Unfenced, a holder writes
+// after every step; fenced, it writes once (at the end, or on waking from
+// a stall), because the resource takes each fence only once. Besides the
+// Scenario it holds only what a run is watched and steered through.
 type Workload struct {
-	// Client is the client kind (see Kinds), or "external:CMD".
-	Client string
-	// Clients is the number of workers (3); Keys the number of lock keys (2).
-	Clients, Keys int
-	// TTL is the lease every acquire and extend asks for (1 s).
-	TTL time.Duration
-	// Duration bounds the run (until ctx ends when 0).
-	Duration time.Duration
-	// Seed makes every worker's choices reproducible.
-	Seed int64
-	// WorkMin and WorkMax bound a hold's work time (TTL/50 and 3 TTL),
-	// drawn evenly on a log scale; work past the TTL needs the extends.
-	WorkMin, WorkMax time.Duration
-	// StallRate is the share of holds that stall past the TTL without
-	// extending (0.1; negative for none), to provoke expiry under a holder:
-	// mid-work, just before an extend or just before the release.
-	StallRate float64
-	// LateRate is the share of holds that extend and release near the
-	// lease's end, 0.85-0.98 TTL after the last (0.1; negative for none).
-	LateRate float64
-	// PauseRate is the share of holds frozen inside one lock operation
-	// (the acquire, an extend or the release) for 1.2-2 TTL (0.1;
-	// negative for none): between its commands where it has several.
-	PauseRate float64
-	// ObserveEvery is the mean time between the observer's reads of a
-	// lock key (PTTL and GET in one transaction, on a connection of its
-	// own) besides the read right after every OK acquire and extend
-	// (TTL/4; negative for no observations at all).
-	ObserveEvery time.Duration
-	// AbandonRate is the share of holds left without release, as by a
-	// crashed holder (0.02; negative for none).
-	AbandonRate float64
-	// BackoffMin and BackoffMax bound the jittered pause between acquire
-	// attempts (5 ms and TTL/4).
-	BackoffMin, BackoffMax time.Duration
-	// WriteGap is the unfenced resource's pause between read and write
-	// (TTL/10): wide enough that two holders at once interleave their
-	// read-modify-writes and lose increments, where a double holder of a
-	// few milliseconds would otherwise go unseen by the resource.
-	WriteGap time.Duration
-	// Fenced makes the resource check fences. Kinds that draw fences
-	// (fenced, mutant-fence-outside) turn it on themselves; set it for an
-	// external adapter that draws them.
-	Fenced bool
+	Scenario
 	// Recorder collects the history (a new one when nil); pass one to
 	// record fault windows in the same history.
 	Recorder *history.Recorder
@@ -78,45 +35,7 @@ type Workload struct {
 }
 
 func (w Workload) withDefaults() Workload {
-	if w.Clients <= 0 {
-		w.Clients = 3
-	}
-	if w.Keys <= 0 {
-		w.Keys = 2
-	}
-	if w.TTL <= 0 {
-		w.TTL = time.Second
-	}
-	if w.WorkMin <= 0 {
-		w.WorkMin = w.TTL / 50
-	}
-	if w.WorkMax <= 0 {
-		w.WorkMax = 3 * w.TTL
-	}
-	if w.StallRate == 0 {
-		w.StallRate = 0.1
-	}
-	if w.LateRate == 0 {
-		w.LateRate = 0.1
-	}
-	if w.PauseRate == 0 {
-		w.PauseRate = 0.1
-	}
-	if w.ObserveEvery == 0 {
-		w.ObserveEvery = w.TTL / 4
-	}
-	if w.AbandonRate == 0 {
-		w.AbandonRate = 0.02
-	}
-	if w.BackoffMin <= 0 {
-		w.BackoffMin = 5 * time.Millisecond
-	}
-	if w.BackoffMax <= 0 {
-		w.BackoffMax = max(w.TTL/4, w.BackoffMin)
-	}
-	if w.WriteGap == 0 {
-		w.WriteGap = w.TTL / 10
-	}
+	w.Scenario = w.Scenario.WithDefaults()
 	if w.Recorder == nil {
 		w.Recorder = history.NewRecorder()
 	}
@@ -140,6 +59,8 @@ func (w Workload) Run(ctx context.Context, cfg ClientConfig) (*history.History, 
 	}
 	rec := w.Recorder
 	cfg.Clock = rec.Now
+	cfg.Wait, cfg.Timeout = w.Wait, w.CallTimeout
+	cfg.FenceGap, cfg.FenceGapRandom = w.FenceGap, w.FenceGapRandom
 	if cfg.Log == nil {
 		cfg.Log = w.Log
 	}

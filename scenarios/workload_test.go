@@ -34,8 +34,7 @@ func runFor(t *testing.T, topo *topology.Topology, kind string, d time.Duration)
 	cfg.StderrDir = t.TempDir()
 	// A healthy server answers in milliseconds: a call that times out here
 	// would be the machine's load, not the client's, so the budget is long.
-	cfg.Timeout = 10 * time.Second
-	w := Workload{Client: kind, Clients: 3, Keys: 2, TTL: 300 * time.Millisecond, Duration: d, Seed: 1,
+	w := Workload{Scenario: adversarial(Scenario{Client: kind, Clients: 3, Keys: 2, TTL: 300 * time.Millisecond, Duration: d, Seed: 1, CallTimeout: 10 * time.Second}),
 		Log:      slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError})),
 		Progress: func(s Stats) { last = s }}
 	h, err := w.Run(context.Background(), cfg)
@@ -134,9 +133,9 @@ func TestWorkloadEveryClient(t *testing.T) {
 func TestWorkloadWaitRelease(t *testing.T) {
 	topo := startStandalone(t, "valkey-9.1")
 	cfg := ConfigFor(topo)
-	cfg.Wait = WaitOptions{Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: WaitRelease}
 	var stats Stats
-	w := Workload{Client: "fenced", Clients: 2, Keys: 1, TTL: 300 * time.Millisecond, Duration: 2 * time.Second, Seed: 3,
+	w := Workload{Scenario: adversarial(Scenario{Client: "fenced", Clients: 2, Keys: 1, TTL: 300 * time.Millisecond, Duration: 2 * time.Second, Seed: 3,
+		Wait: WaitOptions{Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: WaitRelease}}),
 		Progress: func(s Stats) { stats = s }}
 	h, err := w.Run(context.Background(), cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -22,8 +23,27 @@ type Env struct {
 
 // JUnitDir is where each suite writes its JUnit file, from the suite's own
 // folder (suites/NAME): the repository's out/suites, beside the other
-// outputs of make.
+// outputs of make. Each spec's run folder goes below it (RunDir).
 var JUnitDir = filepath.Join("..", "..", "out", "suites")
+
+// RunDir is the current spec's run folder, JUnitDir/SUITE/SPEC: what a
+// person opens when the spec failed (report.html, history.json, the
+// nodes' logs). It is emptied first, so it holds the spec's last run.
+func RunDir() string {
+	wd, err := os.Getwd()
+	Expect(err).NotTo(HaveOccurred())
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '_'
+	}, CurrentSpecReport().FullText())
+	dir := filepath.Join(JUnitDir, filepath.Base(wd), name[:min(len(name), 150)])
+	Expect(os.RemoveAll(dir)).To(Succeed())
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	AddReportEntry("run folder", dir)
+	return dir
+}
 
 // Setup registers the suite-level setup every suite needs: connect to the
 // engine, obtain the images (building the offline ones), and at the end

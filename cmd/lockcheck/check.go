@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
 )
 
 // runCheck re-checks a run folder offline: it reads DIR/history.json (or,
@@ -23,13 +25,13 @@ import (
 // not violated exits as an interrupted run does.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("check", stderr)
-	tolerance := fs.Duration("tolerance", checker.DefaultClockTolerance, "how far a server's lease may end before call + TTL on the harness clock")
+	tolerance := fs.Duration("tolerance", checker.DefaultClockTolerance, "how far a server's lease may end before call + TTL on the harness clock (default: the run's, from DIR/scenario.json)")
 	timeout := fs.Duration("timeout", checker.DefaultTimeout, "time porcupine may search in all; past it linearizability is unknown (exit 3), never a pass")
 	doubles := fs.String("double-holders", "auto", "auto (allowed for fenced clients, as lockcheck run), allow or forbid")
 	loss := fs.String("loss", string(checker.LossDuringFaults), "when a key may lose its state: faults (in fault windows), never, anytime")
 	grace := fs.Duration("fault-grace", checker.DefaultFaultGrace, "how long after a fault window a key may still be lost (a failover takes seconds)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: lockcheck check [flags] DIR\n\nRe-checks DIR/history.json and rewrites the run's result.json, junit.xml, report.html and linearizability.html.")
+		fmt.Fprintln(fs.Output(), "usage: lockcheck check [flags] DIR\n\nRe-checks DIR/history.json with the run's own settings (DIR/scenario.json) and rewrites the run's result.json, junit.xml, report.html and linearizability.html. A flag given overrides the run's setting.")
 		fs.PrintDefaults()
 	}
 	if ok, code := parse(fs, args, stderr); !ok {
@@ -56,7 +58,18 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, "%v", err)
 	}
 	opts := checker.OptionsFor(h)
-	opts.ClockTolerance, opts.Timeout, opts.Loss, opts.FaultGrace = *tolerance, *timeout, checker.LossPolicy(*loss), *grace
+	replay := ""
+	if f, err := scenarios.LoadRunFile(filepath.Join(dir, scenarios.RunFileName)); err == nil {
+		opts, replay = harness.CheckOptions(h, f.Scenario), harness.ReplayCommand(dir)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fail(stderr, "%v", err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["tolerance"] || replay == "" {
+		opts.ClockTolerance = *tolerance
+	}
+	opts.Timeout, opts.Loss, opts.FaultGrace = *timeout, checker.LossPolicy(*loss), *grace
 	switch *doubles {
 	case "auto":
 	case "allow":
@@ -77,6 +90,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		notes = old.Notes
 	}
 	rr := reports.NewRunResult(h, res, notes)
+	rr.Replay = replay
 	if err := harness.WriteFiles(dir, h, res, rr); err != nil {
 		return fail(stderr, "%v", err)
 	}

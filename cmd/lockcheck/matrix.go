@@ -43,7 +43,8 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	faults := fs.String("faults", "kill-primary,clock-jump", "comma-separated faults, one per run: "+strings.Join(scenarios.FaultNames(), ", "))
 	duration := fs.Duration("duration", 40*time.Second, "how long each run's workload runs (kill-primary waits for a fresh acquire: about 40s with a 15s TTL)")
 	seed := fs.Int64("seed", 1, "the matrix's seed; each run derives its own from it and its combination")
-	ttl := fs.Duration("ttl", harness.Defaults.TTL, "lease asked for by every acquire and extend")
+	ttl := fs.Duration("ttl", scenarios.Scenario{}.WithDefaults().TTL, "lease asked for by every acquire and extend")
+	shard := fs.String("shard", "", "I/N: run only the I-th of N parts of the matrix (same seeds as the whole; lockcheck merge joins the parts' folders)")
 	out := fs.String("out", "out/matrix", "folder for index.html, matrix.json, junit.xml and one folder per run (a run's folder is replaced)")
 	var sf sourceFlags
 	sf.register(fs)
@@ -58,6 +59,11 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "unexpected argument %q: run lockcheck matrix -h for the flags", fs.Arg(0))
 	}
 	m := harness.Matrix{Duration: *duration, TTL: *ttl, Seed: *seed, Out: *out, Log: stderr}
+	if *shard != "" {
+		if _, err := fmt.Sscanf(*shard, "%d/%d", &m.Shard, &m.Shards); err != nil || m.Shards < 1 || m.Shard < 1 || m.Shard > m.Shards || fmt.Sprintf("%d/%d", m.Shard, m.Shards) != *shard {
+			return fail(stderr, "--shard %q: want I/N with 1 <= I <= N, e.g. 2/3", *shard)
+		}
+	}
 	want, code := parseMatrix(&m, sf, *servers, *topos, *clients, *faults, stderr)
 	if code != 0 {
 		return code
@@ -94,6 +100,9 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !idx.Complete {
 		return usageExit
 	}
+	if m.Shards > 1 {
+		fmt.Fprintf(stderr, "matrix: shard %d of %d done; lockcheck merge --out DIR %s ... joins it with the others\n", m.Shard, m.Shards, m.Out)
+	}
 	return 0
 }
 
@@ -117,11 +126,10 @@ func parseMatrix(m *harness.Matrix, sf sourceFlags, servers, topos, clients, fau
 		m.Clients = append(m.Clients, c)
 	}
 	for _, name := range splitList(faults) {
-		f, err := scenarios.LookupFault(name)
-		if err != nil {
+		if _, err := scenarios.LookupFault(name); err != nil {
 			return nil, fail(stderr, "%v", err)
 		}
-		m.Faults = append(m.Faults, f)
+		m.Faults = append(m.Faults, name)
 	}
 	src, err := sf.sources()
 	if err != nil {

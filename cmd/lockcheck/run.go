@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,123 +15,193 @@ import (
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// runFlags are lockcheck run's flags.
-type runFlags struct {
-	topoFlags
-	client   string
-	faults   multiFlag
-	duration time.Duration
-	seed     int64
-	clients  int
-	keys     int
-	ttl      time.Duration
-	workMin  time.Duration
-	workMax  time.Duration
-	stalls   float64
-	pauses   float64
-	out      string
+// scenarioFlags parse lockcheck run's flags into a Scenario: every setting
+// a Scenario has is a flag, and each flag's default is the one
+// Scenario.WithDefaults gives.
+type scenarioFlags struct {
+	s          scenarios.Scenario
+	kind       string
+	faults     multiFlag
+	nodeBuilds multiFlag
+	// shares whose default is not none: 0 on the command line says none
+	stalls, pauses, late, abandon float64
+	observe                       time.Duration
+	wait, waitAOF                 string
+	onShort                       string
+	sourceFlags
 }
 
-func (f *runFlags) register(fs *flag.FlagSet) {
-	d := harness.Defaults
-	f.topoFlags.register(fs)
-	fs.StringVar(&f.client, "client", "native", "lock client: "+strings.Join(scenarios.Kinds(), ", ")+", or external:CMD")
+func (f *scenarioFlags) register(fs *flag.FlagSet) {
+	d := scenarios.Scenario{}.WithDefaults()
+	s := &f.s
+	fs.StringVar(&s.Server, "server", "", "server build, e.g. valkey-9.1 (lockcheck images lists them)")
+	fs.Var(&f.nodeBuilds, "node-build", "NODE=BUILD: run one node on another build, e.g. n1=valkey-8.1 (repeatable; a rolling upgrade half way)")
+	fs.StringVar(&f.kind, "topology", string(d.Topology), "standalone, replicated, sentinel or cluster")
+	fs.BoolVar(&s.AOF, "aof", false, "turn on appendonly with appendfsync always (a killed node keeps its data)")
+	fs.StringVar(&s.Client, "client", d.Client, "lock client: "+strings.Join(scenarios.Kinds(), ", ")+", or external:CMD")
+	fs.BoolVar(&s.Fenced, "fenced", false, "the external adapter draws fences: the resource checks them")
 	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(scenarios.FaultNames(), ", "))
-	fs.DurationVar(&f.duration, "duration", d.Duration, "how long the workload runs")
-	fs.Int64Var(&f.seed, "seed", 0, "seed for the workload's choices and the fault schedule (0: pick one and print it)")
-	fs.IntVar(&f.clients, "clients", d.Clients, "logical clients")
-	fs.IntVar(&f.keys, "keys", d.Keys, "lock keys (few keys, many clients: every lock is contended)")
-	fs.DurationVar(&f.ttl, "ttl", d.TTL, "lease asked for by every acquire and extend; longer than a failover, so a lock lost with a primary is still believed held when the new primary hands it out")
-	fs.DurationVar(&f.workMin, "work-min", 0, "shortest work while holding (default TTL/5: longer than a failover; holds are drawn evenly on a log scale)")
-	fs.DurationVar(&f.workMax, "work-max", 0, "longest work while holding (default TTL: three extend periods)")
-	fs.Float64Var(&f.stalls, "stall-rate", 0, "share of holds (0..1) that stall past the TTL without extending, like a GC pause; an unfenced client's write after one is stale (see also --fault pause-client)")
-	fs.Float64Var(&f.pauses, "pause-rate", 0, "share of holds (0..1) frozen past the TTL inside one lock call (between its commands, or an adapter SIGSTOPped mid-request); an unfenced client's write after one is stale")
-	fs.StringVar(&f.out, "out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
+	fs.DurationVar(&s.Duration, "duration", d.Duration, "how long the workload runs")
+	fs.Int64Var(&s.Seed, "seed", 0, "seed for the workload's choices and the fault schedule (0: pick one and print it)")
+	fs.IntVar(&s.Clients, "clients", d.Clients, "logical clients")
+	fs.IntVar(&s.Keys, "keys", d.Keys, "lock keys (few keys, many clients: every lock is contended)")
+	fs.DurationVar(&s.TTL, "ttl", d.TTL, "lease asked for by every acquire and extend; longer than a failover, so a lock lost with a primary is still believed held when the new primary hands it out")
+	fs.DurationVar(&s.WorkMin, "work-min", 0, "shortest work while holding (default TTL/5: longer than a failover; holds are drawn evenly on a log scale)")
+	fs.DurationVar(&s.WorkMax, "work-max", 0, "longest work while holding (default TTL: three extend periods)")
+	fs.Float64Var(&f.stalls, "stall-rate", d.StallRate, "share of holds (0..1) that stall past the TTL without extending, like a GC pause; an unfenced client's write after one is stale (see also --fault pause-client)")
+	fs.Float64Var(&f.pauses, "pause-rate", d.PauseRate, "share of holds (0..1) frozen past the TTL inside one lock call (between its commands, or an adapter SIGSTOPped mid-request); an unfenced client's write after one is stale")
+	fs.Float64Var(&f.late, "late-rate", d.LateRate, "share of holds (0..1) that extend and release near the lease's end (0: none)")
+	fs.Float64Var(&f.abandon, "abandon-rate", d.AbandonRate, "share of holds (0..1) left without release, as by a crashed holder (0: none)")
+	fs.DurationVar(&f.observe, "observe-every", 0, "mean time between the observer's reads of a lock key (default TTL/4; negative: no observer)")
+	fs.DurationVar(&s.BackoffMin, "backoff-min", d.BackoffMin, "shortest pause between acquire attempts")
+	fs.DurationVar(&s.BackoffMax, "backoff-max", 0, "longest pause between acquire attempts (default TTL/4)")
+	fs.DurationVar(&s.WriteGap, "write-gap", 0, "the unfenced resource's pause between read and write (default TTL/10)")
+	fs.DurationVar(&s.CallTimeout, "call-timeout", d.CallTimeout, "bound on one lock call; past it the outcome is unknown")
+	fs.StringVar(&f.wait, "wait", "", "REPLICAS[/TIMEOUT]: WAIT after every acquire, e.g. 1/100ms (the article's mitigation; it narrows the failover window, never closes it)")
+	fs.StringVar(&f.waitAOF, "wait-aof", "", "LOCAL/REPLICAS[/TIMEOUT]: WAITAOF after every acquire instead, e.g. 1/1/100ms (needs --aof)")
+	fs.StringVar(&f.onShort, "on-short", string(scenarios.WaitGoOn), "what a client does when WAIT or WAITAOF falls short: go-on (keep the lock) or release (give it back and retry)")
+	fs.DurationVar(&s.FenceGap, "fence-gap", 0, "mutant-fence-outside's pause between SET and INCR")
+	fs.BoolVar(&s.FenceGapRandom, "fence-gap-random", false, "pause only half of mutant-fence-outside's acquires")
+	fs.DurationVar(&s.ClockTolerance, "tolerance", d.ClockTolerance, "how far a server's lease may end before call + TTL on the harness clock")
+	f.sourceFlags.register(fs)
+}
+
+// scenario checks the flags and returns the resolved Scenario, with a
+// seed picked when none was given.
+func (f *scenarioFlags) scenario() (scenarios.Scenario, error) {
+	s := f.s
+	s.Topology = topology.Kind(f.kind)
+	s.Faults = f.faults
+	var err error
+	for name, v := range map[string]struct {
+		in  float64
+		out *float64
+	}{"stall-rate": {f.stalls, &s.StallRate}, "pause-rate": {f.pauses, &s.PauseRate}, "late-rate": {f.late, &s.LateRate}, "abandon-rate": {f.abandon, &s.AbandonRate}} {
+		if v.in < 0 || v.in > 1 {
+			return s, fmt.Errorf("--%s %g: want a share between 0 and 1", name, v.in)
+		}
+		*v.out = v.in
+		if v.in == 0 {
+			*v.out = scenarios.None
+		}
+	}
+	s.ObserveEvery = f.observe
+	if f.observe < 0 {
+		s.ObserveEvery = scenarios.None
+	}
+	for _, kv := range f.nodeBuilds {
+		node, b, ok := strings.Cut(kv, "=")
+		if !ok || node == "" || b == "" {
+			return s, fmt.Errorf("--node-build %q: want NODE=BUILD, e.g. n1=valkey-8.1", kv)
+		}
+		if s.NodeBuilds == nil {
+			s.NodeBuilds = map[string]string{}
+		}
+		s.NodeBuilds[node] = b
+	}
+	if s.Wait, err = parseWait(f.wait, f.waitAOF, f.onShort); err != nil {
+		return s, err
+	}
+	if s.Seed == 0 {
+		s.Seed = time.Now().UnixNano()%1_000_000_000 + 1
+	}
+	if s.Duration <= 0 || s.Clients <= 0 || s.Keys <= 0 {
+		return s, fmt.Errorf("--duration, --clients and --keys must be positive")
+	}
+	s = s.WithDefaults()
+	return s, s.Validate()
+}
+
+// parseWait reads --wait REPLICAS[/TIMEOUT] or --wait-aof
+// LOCAL/REPLICAS[/TIMEOUT].
+func parseWait(wait, waitAOF, onShort string) (scenarios.WaitOptions, error) {
+	w := scenarios.WaitOptions{OnShort: scenarios.WaitPolicy(onShort), Timeout: 100 * time.Millisecond}
+	flagName, spec, want := "--wait", wait, 1
+	switch {
+	case wait != "" && waitAOF != "":
+		return w, fmt.Errorf("--wait and --wait-aof: choose one")
+	case waitAOF != "":
+		flagName, spec, want, w.AOF = "--wait-aof", waitAOF, 2, true
+	case wait == "":
+		return scenarios.WaitOptions{}, nil
+	}
+	parts := strings.Split(spec, "/")
+	if len(parts) != want && len(parts) != want+1 {
+		return w, fmt.Errorf("%s %q: want %s", flagName, spec, map[int]string{1: "REPLICAS[/TIMEOUT], e.g. 1/100ms", 2: "LOCAL/REPLICAS[/TIMEOUT], e.g. 1/1/100ms"}[want])
+	}
+	var nums []int
+	for _, p := range parts[:want] {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return w, fmt.Errorf("%s %q: %q is not a count", flagName, spec, p)
+		}
+		nums = append(nums, n)
+	}
+	if len(parts) > want {
+		d, err := time.ParseDuration(parts[want])
+		if err != nil || d <= 0 {
+			return w, fmt.Errorf("%s %q: %q is not a timeout such as 100ms", flagName, spec, parts[want])
+		}
+		w.Timeout = d
+	}
+	if w.AOF {
+		w.Local, w.Replicas = nums[0], nums[1]
+	} else {
+		w.Replicas = nums[0]
+	}
+	return w, nil
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", stderr)
-	var rf runFlags
-	rf.register(fs)
+	var sf scenarioFlags
+	sf.register(fs)
+	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck run -h for the flags", fs.Arg(0))
 	}
-	run, code := rf.run(stderr)
-	if code != 0 {
-		return code
-	}
-	eng, t, code := rf.start(ctx, stderr)
-	if t == nil {
-		return code
-	}
-	defer teardown(ctx, eng, t, stderr)
-	if run.Out == "" {
-		run.Out = harness.DefaultOut(t, run.Client, run.Seed)
-	}
-	fmt.Fprintf(stderr, "run %s %s %s, faults %s, %s, seed %d -> %s\n", t.Build.Name, t.Kind, run.Client, orNone(rf.faults), run.Duration, run.Seed, run.Out)
-	run.Progress = stderr
-	out, err := run.Execute(ctx, t)
+	s, err := sf.scenario()
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	reports.WriteVerdict(stdout, out.Result, run.Out)
-	code = out.Check.Verdict.ExitCode()
-	if out.Interrupted && code != 1 {
-		fmt.Fprintf(stderr, "lockcheck: run interrupted after %s: the results in %s are partial\n", time.Duration(out.History.Meta.DurationNs).Round(time.Second), run.Out)
+	src, err := sf.sources()
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return execute(ctx, s, src, *out, stdout, stderr)
+}
+
+// execute runs a scenario the way lockcheck run and replay do: one line
+// to start, a live progress line, the verdict, and the verdict's exit code.
+func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, stdout, stderr io.Writer) int {
+	for _, b := range s.Builds() {
+		if _, err := harness.LookupBuild(b, src); err != nil {
+			return fail(stderr, "%v", err)
+		}
+	}
+	eng, err := topology.Connect(ctx, nil)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer eng.Close()
+	if out == "" {
+		out = harness.DefaultOut(s)
+	}
+	fmt.Fprintf(stderr, "run %s, %s, seed %d -> %s\n", s.Name(), s.Duration, s.Seed, out)
+	o, err := harness.Execute(ctx, eng, s, harness.Options{Out: out, Sources: src, Log: stderr, Progress: stderr})
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	reports.WriteVerdict(stdout, o.Result, out)
+	code := o.Check.Verdict.ExitCode()
+	if o.Interrupted && code != 1 {
+		fmt.Fprintf(stderr, "lockcheck: run interrupted after %s: the results in %s are partial\n", time.Duration(o.History.Meta.DurationNs).Round(time.Second), out)
 		code = usageExit
 	}
 	return code
-}
-
-// run checks the flags that need no engine and makes the run from them.
-func (rf *runFlags) run(stderr io.Writer) (harness.Run, int) {
-	if rf.duration <= 0 || rf.clients <= 0 || rf.keys <= 0 || rf.ttl < 10*time.Millisecond {
-		return harness.Run{}, fail(stderr, "--duration, --clients, --keys must be positive and --ttl at least 10ms")
-	}
-	if rf.stalls < 0 || rf.stalls > 1 {
-		return harness.Run{}, fail(stderr, "--stall-rate %g: want a share between 0 and 1", rf.stalls)
-	}
-	if rf.pauses < 0 || rf.pauses > 1 {
-		return harness.Run{}, fail(stderr, "--pause-rate %g: want a share between 0 and 1", rf.pauses)
-	}
-	if code := checkClient(rf.client, stderr); code != 0 {
-		return harness.Run{}, code
-	}
-	kind, err := topology.ParseKind(rf.kind)
-	if err != nil {
-		return harness.Run{}, fail(stderr, "%v", err)
-	}
-	var faults []scenarios.Fault
-	for _, name := range rf.faults {
-		f, err := scenarios.LookupFault(name)
-		if err != nil {
-			return harness.Run{}, fail(stderr, "%v", err)
-		}
-		if !f.Available(kind) {
-			return harness.Run{}, fail(stderr, "fault %s does not fit a %s topology: choose a topology with replicas (sentinel or cluster)", name, kind)
-		}
-		faults = append(faults, f)
-	}
-	run := harness.Run{Client: rf.client, Faults: faults, Duration: rf.duration, TTL: rf.ttl, WorkMin: rf.workMin, WorkMax: rf.workMax,
-		Seed: rf.seed, Clients: rf.clients, Keys: rf.keys, StallRate: rf.stalls, PauseRate: rf.pauses, AOF: rf.aof, Out: rf.out}.WithDefaults()
-	if run.WorkMax > 0 && run.WorkMax < run.WorkMin {
-		return harness.Run{}, fail(stderr, "--work-max %s is shorter than --work-min %s", run.WorkMax, run.WorkMin)
-	}
-	if run.Seed == 0 {
-		run.Seed = time.Now().UnixNano() % 1_000_000_000
-	}
-	return run, 0
-}
-
-// checkClient refuses a client kind that is neither built in nor external.
-func checkClient(client string, stderr io.Writer) int {
-	if !strings.HasPrefix(client, scenarios.ExternalPrefix) && !scenarios.KnownKind(client) {
-		return fail(stderr, "unknown client %q: choose one of %s, or external:CMD", client, strings.Join(scenarios.Kinds(), ", "))
-	}
-	return 0
 }
 
 func orNone(list []string) string {

@@ -72,10 +72,10 @@ var _ = Describe("a rolling upgrade caught half way, scripted", func() {
 // finishes and the checker decides.
 var _ = Describe("real lock libraries under kill-primary", func() {
 	for _, client := range []string{"redsync", "redislock", "valkeylock", "external:/usr/bin/python3 ../../adapters/python/redis_py_adapter.py"} {
-		s := scenario{build: newest, kind: topology.Sentinel, client: client, faults: []scenarios.Fault{scenarios.KillPrimary},
-			duration: 30 * time.Second, ttl: 15 * time.Second, seed: 19, clients: 4, keys: 1, workload: raceWork}
+		s := raceScenario(topology.Sentinel, client, 19, 30*time.Second)
+		s.Clients = 4
 		name := strings.Fields(client)[0]
-		It(name+" runs and gets a verdict", Label(s.build, string(s.kind), "library", "kill-primary"), func(ctx SpecContext) {
+		It(name+" runs and gets a verdict", Label(s.Server, string(s.Topology), "library", "kill-primary"), func(ctx SpecContext) {
 			h, r := run(ctx, s)
 			Expect(len(h.Ops)).To(BeNumerically(">", 10))
 			Expect(r.Verdict).To(BeElementOf(checker.Safe, checker.Violated, checker.Undecided))

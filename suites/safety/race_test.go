@@ -17,14 +17,10 @@ import (
 // runs on.
 const newest = "valkey-9.1"
 
-// raceWork makes holds last longer than a failover (about 2 s) but end
-// before the first extend (TTL/3 = 5 s): a holder whose lock was lost with
-// the old primary still believes it holds when the new primary hands the
-// lock out again. No late holds and no frozen calls: the race is the
-// failover's alone.
-func raceWork(w *scenarios.Workload) {
-	w.WorkMin, w.WorkMax = 3*time.Second, 6*time.Second
-	w.LateRate, w.PauseRate = -1, -1
+// raceScenario is lockcheck run's default scenario with client under
+// kill-primary on kind: nothing else changes.
+func raceScenario(kind topology.Kind, client string, seed int64, d time.Duration) scenarios.Scenario {
+	return scenarios.Scenario{Server: newest, Topology: kind, Client: client, Faults: []string{scenarios.KillPrimary.Name()}, Seed: seed, Duration: d}
 }
 
 // The article's race, scripted: the kill-primary fault cuts replication,
@@ -81,17 +77,16 @@ var _ = Describe("the failover race, scripted", func() {
 // how many it took; it is not in the quick slice.
 var _ = Describe("the failover race in a seeded workload", func() {
 	for _, kind := range []topology.Kind{topology.Sentinel, topology.Cluster} {
-		s := scenario{build: newest, kind: kind, client: "native", faults: []scenarios.Fault{scenarios.KillPrimary},
-			duration: 40 * time.Second, ttl: 15 * time.Second, seed: 7, clients: 6, keys: 1, workload: raceWork}
+		s := raceScenario(kind, "native", 7, 40*time.Second)
 		It("finds a double holder after the kill within four seeds", labels(s, "race"), func(ctx SpecContext) {
 			const tries = 4
 			for i := range tries {
 				seeded := s
-				seeded.seed = s.seed + int64(i)
+				seeded.Seed = s.Seed + int64(i)
 				h, r := run(ctx, seeded)
 				dh := check(r, checker.DoubleHolder)
 				if dh.Status == checker.Fail && len(h.Faults) > 0 && dh.Findings[0].Start > h.Faults[0].Start {
-					AddReportEntry("seeds", fmt.Sprintf("double holder found with seed %d, run %d of at most %d", seeded.seed, i+1, tries))
+					AddReportEntry("seeds", fmt.Sprintf("double holder found with seed %d, run %d of at most %d", seeded.Seed, i+1, tries))
 					return
 				}
 			}

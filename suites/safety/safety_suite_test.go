@@ -14,20 +14,16 @@ package safety_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/suites"
-	"github.com/lockcheck/lockcheck/topology"
 )
 
 func TestSafety(t *testing.T) {
@@ -37,54 +33,22 @@ func TestSafety(t *testing.T) {
 
 var env = suites.Setup()
 
-// scenario is one safety run's plain data.
-type scenario struct {
-	build     string
-	kind      topology.Kind
-	client    string
-	faults    []scenarios.Fault
-	duration  time.Duration
-	ttl       time.Duration
-	seed      int64
-	clients   int
-	keys      int
-	workload  func(*scenarios.Workload)
-	configure func(*scenarios.ClientConfig)
-	topo      topology.Options
-}
-
-// run starts the scenario's topology, runs the workload with its faults,
-// and checks the history; the history and result are kept as report
-// entries and, with LOCKCHECK_SUITE_OUT set, as files.
-func run(ctx context.Context, s scenario) (*history.History, *checker.Result) {
-	t := env.Start(ctx, s.build, s.kind, s.topo)
-	w := scenarios.Workload{Client: s.client, Duration: s.duration, TTL: s.ttl, Seed: s.seed, Clients: s.clients, Keys: s.keys}
-	if s.workload != nil {
-		s.workload(&w)
+// run runs s through lockcheck run's one path (harness.Execute) into the
+// spec's run folder (suites.RunDir), which keeps report.html, the history
+// and the nodes' logs whatever the spec concludes.
+func run(ctx context.Context, s scenarios.Scenario) (*history.History, *checker.Result) {
+	for _, b := range s.Builds() {
+		if a := env.Available[b]; a.Image == "" {
+			Skip("unavailable: " + a.Reason)
+		}
 	}
-	res, err := scenarios.Chaos{Workload: w, Faults: s.faults, Configure: s.configure}.Run(ctx, t)
+	out, err := harness.Execute(ctx, env.Engine, s, harness.Options{Out: suites.RunDir(), Log: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
-	h := res.History
-	result, err := checker.Run(ctx, h, checker.OptionsFor(h))
-	Expect(err).NotTo(HaveOccurred())
-	AddReportEntry("verdict", string(result.Verdict)+": "+result.Summary)
-	for _, n := range res.Notes {
+	AddReportEntry("verdict", string(out.Check.Verdict)+": "+out.Check.Summary)
+	for _, n := range out.Result.Notes {
 		AddReportEntry("note", n)
 	}
-	keep(h)
-	return h, result
-}
-
-// keep saves h under LOCKCHECK_SUITE_OUT, when set, named by the spec's
-// labels.
-func keep(h *history.History) {
-	dir := os.Getenv("LOCKCHECK_SUITE_OUT")
-	if dir == "" {
-		return
-	}
-	name := strings.NewReplacer(" ", "_", "/", "_").Replace(strings.Join(CurrentSpecReport().Labels(), "-"))
-	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-	Expect(h.Save(filepath.Join(dir, name+".history.json"))).To(Succeed())
+	return out.History, out.Check
 }
 
 // check returns a named check of a result.
@@ -94,10 +58,8 @@ func check(r *checker.Result, name string) checker.Check {
 	return c
 }
 
-func labels(s scenario, extra ...string) Labels {
-	l := Labels{s.build, string(s.kind), s.client}
-	for _, f := range s.faults {
-		l = append(l, f.Name())
-	}
+func labels(s scenarios.Scenario, extra ...string) Labels {
+	l := Labels{s.Server, string(s.Topology), s.Client}
+	l = append(l, s.Faults...)
 	return append(l, extra...)
 }

@@ -2,14 +2,18 @@ package safety_test
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/suites"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -27,13 +31,18 @@ func script(ctx context.Context, kind topology.Kind, opts topology.Options, kind
 }
 
 // judge checks what a script recorded, as a run's history is checked, and
-// keeps the history like run does.
+// writes the run's files (history.json, result.json, report.html, the
+// nodes' logs) into the spec's run folder, as run does.
 func judge(ctx context.Context, s *scenarios.Script) (*history.History, *checker.Result) {
 	h := s.History()
-	r, err := checker.Run(context.WithoutCancel(ctx), h, checker.OptionsFor(h))
+	wctx := context.WithoutCancel(ctx)
+	r, err := checker.Run(wctx, h, checker.OptionsFor(h))
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("verdict", string(r.Verdict)+": "+r.Summary)
-	keep(h)
+	dir := suites.RunDir()
+	Expect(h.Save(filepath.Join(dir, "history.json"))).To(Succeed())
+	Expect(harness.WriteFiles(dir, h, r, reports.NewRunResult(h, r, nil))).To(Succeed())
+	Expect(s.Topo.SaveLogs(wctx, filepath.Join(dir, "nodes"))).To(Succeed())
 	return h, r
 }
 

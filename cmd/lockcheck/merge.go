@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/reports"
+)
+
+// runMerge joins the folders of a sharded matrix's parts into one: each
+// run's folder is copied in, and index.html, matrix.json and junit.xml are
+// written for the whole matrix. Exit codes as for lockcheck matrix.
+func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("merge", stderr)
+	out := fs.String("out", "out/matrix", "folder for the merged matrix (created; must not hold another matrix)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: lockcheck merge [--out DIR] SHARD_DIR...\n\nJoins the folders of lockcheck matrix --shard I/N (one per shard) into one matrix folder. Exit codes as for lockcheck matrix.")
+		fs.PrintDefaults()
+	}
+	if ok, code := parse(fs, args, stderr); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return fail(stderr, "merge wants the shards' folders: lockcheck merge --out DIR SHARD_DIR...")
+	}
+	if _, err := os.Stat(filepath.Join(*out, "matrix.json")); err == nil {
+		return fail(stderr, "%s already holds a matrix: give --out a new folder", *out)
+	}
+	var parts []*reports.Index
+	for _, dir := range fs.Args() {
+		idx, err := reports.LoadIndex(dir)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		parts = append(parts, idx)
+	}
+	merged, err := reports.MergeIndexes(parts, func(dir string) string { return harness.ReplayCommand(filepath.Join(*out, dir)) })
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	for p, idx := range parts {
+		for _, c := range idx.Cells {
+			if c.Dir == "" || c.Outcome == reports.CellOtherShard {
+				continue
+			}
+			src := filepath.Join(fs.Arg(p), c.Dir)
+			if _, err := os.Stat(src); err != nil {
+				continue // a cell that failed before its folder was made
+			}
+			if err := os.CopyFS(filepath.Join(*out, c.Dir), os.DirFS(src)); err != nil {
+				return fail(stderr, "copy %s: %v", src, err)
+			}
+		}
+	}
+	if err := reports.WriteIndex(*out, merged); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	var totals []string
+	for _, o := range reports.CellOutcomes {
+		if n := merged.Count(o); n > 0 {
+			totals = append(totals, fmt.Sprintf("%s %d", o.Label(), n))
+		}
+	}
+	fmt.Fprintf(stdout, "merged %d shards: %s: %s\n", len(parts), strings.Join(totals, ", "), filepath.Join(*out, "index.html"))
+	for _, c := range merged.Cells {
+		if c.FenceViolated() {
+			fmt.Fprintf(stderr, "lockcheck: the fenced client %s let a stale write through on %s %s under %s: %s\n", c.Client, c.Server, c.Topology, c.Fault, filepath.Join(*out, c.Link))
+			return 1
+		}
+	}
+	if !merged.Complete || harness.Incomplete(merged) > 0 {
+		return usageExit
+	}
+	return 0
+}

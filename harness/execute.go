@@ -1,0 +1,232 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// Options are how a run is carried out, as opposed to what it is (the
+// Scenario): where its files go and what watches it.
+type Options struct {
+	// Out is the run's folder: scenario.json, history.json, result.json,
+	// report.html, linearizability.html, junit.xml, run.log, the nodes'
+	// logs (default runs/<time>-<server>-<topology>-<client>-<seed>).
+	Out string
+	// Sources say where images come from (a user's binary, a local tag).
+	Sources topology.Sources
+	// Log gets the start-up lines (image builds, topology start).
+	Log io.Writer
+	// Progress, when set, gets a live line once a second: elapsed time,
+	// operations, faults injected, violations so far.
+	Progress io.Writer
+	// Configure, when set, adjusts the clients' configuration: a test's
+	// hook, never a run setting (those are the Scenario's).
+	Configure func(*scenarios.ClientConfig)
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	// Out is the run's folder.
+	Out     string
+	History *history.History
+	Check   *checker.Result
+	Result  reports.RunResult
+	// Schedule is the fault schedule the seed gave.
+	Schedule []scenarios.Event
+	// Interrupted says ctx ended before the run's duration: the results
+	// are partial.
+	Interrupted bool
+}
+
+// DefaultOut is the folder a run writes to when none is given.
+func DefaultOut(s scenarios.Scenario) string {
+	s = s.WithDefaults()
+	return filepath.Join("runs", fmt.Sprintf("%s-%s-%s-%s-%d", time.Now().Format("20060102-150405"), s.Server, s.Topology, SafeName(s.Client), s.Seed))
+}
+
+// Execute is the one way a scenario runs: it writes scenario.json, starts
+// the scenario's topology (obtaining every build's image), runs the
+// workload and its faults, checks the history, writes the run's folder
+// and tears the topology down, also after Ctrl-C (ctx ended: the history
+// so far is checked and written, and the outcome says it is partial) and
+// after an error. The CLI, the matrix, the suites and bench all run
+// through it.
+func Execute(ctx context.Context, eng *topology.Engine, s scenarios.Scenario, o Options) (out *Outcome, err error) {
+	s = s.WithDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Out == "" {
+		o.Out = DefaultOut(s)
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if err := prepare(s, o.Out); err != nil {
+		return nil, err
+	}
+	t, err := StartScenario(ctx, eng, s, o.Sources, o.Log)
+	if err != nil {
+		return nil, fmt.Errorf("topology did not start: %w", err)
+	}
+	defer func() {
+		if terr := Teardown(ctx, t); terr != nil && err == nil {
+			err = terr
+		}
+	}()
+	return ExecuteOn(ctx, t, s, o)
+}
+
+// StartScenario obtains the image of every build the scenario's nodes run
+// and starts its topology. On error nothing is left running.
+func StartScenario(ctx context.Context, eng *topology.Engine, s scenarios.Scenario, src topology.Sources, log io.Writer) (*topology.Topology, error) {
+	s = s.WithDefaults()
+	b, err := LookupBuild(s.Server, src)
+	if err != nil {
+		return nil, err
+	}
+	opts := topology.Options{AOF: s.AOF, NodeConfig: s.NodeConfig}
+	for node, name := range s.NodeBuilds {
+		nb, err := LookupBuild(name, src)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", node, err)
+		}
+		img, err := eng.Obtain(ctx, nb, src, log)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", node, err)
+		}
+		if opts.NodeImages == nil {
+			opts.NodeImages = map[string]string{}
+		}
+		opts.NodeImages[node] = img.Ref
+	}
+	return Start(ctx, eng, b, src, s.Topology, opts, log)
+}
+
+// LookupBuild finds a build by name, including a user's own binary's.
+func LookupBuild(name string, src topology.Sources) (topology.Build, error) {
+	b, err := topology.Lookup(name)
+	if err == nil {
+		return b, nil
+	}
+	if _, ok := src.Binaries[name]; ok {
+		return topology.CustomBuild(name), nil
+	}
+	return b, err
+}
+
+// prepare makes the run's folder and writes scenario.json into it.
+func prepare(s scenarios.Scenario, out string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("output folder: %w", err)
+	}
+	events, err := s.Schedule()
+	if err != nil {
+		return err
+	}
+	f := scenarios.RunFile{Format: scenarios.RunFileFormat, Scenario: s, Schedule: events, Replay: ReplayCommand(out)}
+	return f.Save(filepath.Join(out, scenarios.RunFileName))
+}
+
+// ReplayCommand is the command that runs a folder's scenario again.
+func ReplayCommand(dir string) string { return "lockcheck replay " + quoteArg(dir) }
+
+// ExecuteOn runs s on t, which its caller started for s and tears down: a
+// suite or a library's test reuses one topology across runs. It writes
+// scenario.json when Execute has not.
+func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, o Options) (*Outcome, error) {
+	s = s.WithDefaults()
+	if t.Build.Name != s.Server || t.Kind != s.Topology {
+		return nil, fmt.Errorf("scenario %s runs on %s %s, not on the %s %s started", s.Name(), s.Server, s.Topology, t.Build.Name, t.Kind)
+	}
+	if o.Out == "" {
+		o.Out = DefaultOut(s)
+	}
+	if _, err := os.Stat(filepath.Join(o.Out, scenarios.RunFileName)); err != nil {
+		if err := prepare(s, o.Out); err != nil {
+			return nil, err
+		}
+	}
+	logFile, err := os.OpenFile(filepath.Join(o.Out, "run.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("run log: %w", err)
+	}
+	defer logFile.Close()
+	log := slog.New(slog.NewTextHandler(logFile, nil))
+	rec := history.NewRecorder()
+	// Every operation goes to ops.jsonl as it returns: a run killed before
+	// history.json is written leaves what it had (lockcheck check DIR).
+	stream := filepath.Join(o.Out, history.StreamName)
+	meta := history.Meta{Server: t.Build.Name, Version: t.Version, Topology: string(t.Kind), Client: s.Client, Seed: s.Seed,
+		TTLms: s.TTL.Milliseconds(), Clients: s.Clients, Keys: s.Keys, Fenced: s.Fenced || scenarios.DrawsFences(s.Client), Faults: s.Faults}
+	if err := rec.StreamTo(stream, meta); err != nil {
+		return nil, err
+	}
+	defer rec.CloseStream()
+	var injected atomic.Int64
+	chaos := scenarios.Chaos{
+		Workload:  scenarios.Workload{Scenario: s, Recorder: rec, Log: log},
+		StderrDir: o.Out,
+		Log:       log,
+		Injected:  func(scenarios.Event, error) { injected.Add(1) },
+		Configure: o.Configure,
+	}
+	stopProgress := func() {}
+	if o.Progress != nil {
+		stopProgress = progressLine(ctx, o.Progress, rec, &injected)
+	}
+	res, err := chaos.Run(ctx, t)
+	stopProgress()
+	// The checks and files are written after Ctrl-C too.
+	wctx := context.WithoutCancel(ctx)
+	if lerr := t.SaveLogs(wctx, filepath.Join(o.Out, "nodes")); lerr != nil {
+		log.Warn("node logs", "err", lerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := res.History
+	h.Format = history.Format
+	if h.Scenario, err = json.Marshal(s); err != nil {
+		return nil, err
+	}
+	if err := h.Save(filepath.Join(o.Out, "history.json")); err != nil {
+		return nil, err
+	}
+	if err := rec.CloseStream(); err != nil {
+		log.Warn("history stream", "err", err)
+	}
+	os.Remove(stream) // history.json has it all
+
+	result, err := checker.Run(wctx, h, CheckOptions(h, s))
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	rr := reports.NewRunResult(h, result, res.Notes)
+	rr.Replay = ReplayCommand(o.Out)
+	if err := WriteFiles(o.Out, h, result, rr); err != nil {
+		return nil, err
+	}
+	return &Outcome{Out: o.Out, History: h, Check: result, Result: rr, Schedule: res.Schedule, Interrupted: ctx.Err() != nil}, nil
+}
+
+// CheckOptions are the checker's options for a run of s: the checker's
+// own for the history, with the scenario's clock tolerance.
+func CheckOptions(h *history.History, s scenarios.Scenario) checker.Options {
+	opts := checker.OptionsFor(h)
+	opts.ClockTolerance = s.WithDefaults().ClockTolerance
+	return opts
+}

@@ -1,0 +1,301 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// Scenario is every input that shapes one run: the servers, the client,
+// the faults, the workload and the checker's one setting. A run's folder
+// keeps it (scenario.json), so the folder alone replays the run; the CLI's
+// flags, the matrix, the suites and bench all build one, and nothing else
+// carries run settings.
+//
+// The zero value of a field takes the default WithDefaults gives it. Where
+// the default is not "none" (late holds, abandons, observations), a
+// negative value says none; stalls, pauses, faults, AOF and WAIT are off
+// unless set.
+type Scenario struct {
+	// Server is the build every node runs (topology.Lookup, or a user's
+	// own binary's name).
+	Server string `json:"server"`
+	// NodeBuilds runs some nodes on another build (node name, e.g. "n1",
+	// to build name): a rolling upgrade caught half way.
+	NodeBuilds map[string]string `json:"node_builds,omitempty"`
+	// NodeConfig appends lines to one node's configuration (by name), e.g.
+	// "replica-priority 0" so that Sentinel never promotes it.
+	NodeConfig map[string][]string `json:"node_config,omitempty"`
+	// Topology is standalone, replicated, sentinel or cluster (standalone).
+	Topology topology.Kind `json:"topology"`
+	// AOF runs every server with appendonly and appendfsync always, so a
+	// killed node comes back with its data.
+	AOF bool `json:"aof,omitempty"`
+	// Client is the client kind (see Kinds), or "external:CMD" (native).
+	Client string `json:"client"`
+	// Fenced makes the resource check fences. Kinds that draw fences turn
+	// it on themselves; set it for an external adapter that draws them.
+	Fenced bool `json:"fenced,omitempty"`
+	// Faults are drawn from by the seeded schedule (names, see Faults).
+	Faults []string `json:"faults,omitempty"`
+	// Duration bounds the workload (60 s).
+	Duration time.Duration `json:"-"`
+	// TTL is the lease every acquire and extend asks for (15 s): longer
+	// than a failover, so that a lock lost with a primary is still
+	// believed held when the new primary hands it out.
+	TTL time.Duration `json:"-"`
+	// Seed makes every worker's choices and the fault schedule
+	// reproducible. 0 is a seed like any other here; the CLI picks one.
+	Seed int64 `json:"seed"`
+	// Clients is the number of workers (6); Keys the number of lock keys
+	// they contend for (1: every lock is contended).
+	Clients int `json:"clients"`
+	Keys    int `json:"keys"`
+	// WorkMin and WorkMax bound a hold's work time, drawn evenly on a log
+	// scale (TTL/5 and TTL): from longer than a failover, so that a holder
+	// whose lock was lost with the primary still believes in it when the
+	// replica hands it out, to three extend periods. Longer holds would
+	// keep the key taken for most of a run.
+	WorkMin time.Duration `json:"-"`
+	WorkMax time.Duration `json:"-"`
+	// StallRate is the share of holds that stall for 1.2-2 TTL without
+	// extending, like a GC pause: mid-work, just before an extend or just
+	// before the release (none). An unfenced client's write after a stall
+	// is stale whatever the server does, so a correct unfenced client
+	// fails the resource check with stalls on.
+	StallRate float64 `json:"stall_rate,omitempty"`
+	// PauseRate is the share of holds frozen for 1.2-2 TTL inside one lock
+	// operation, between its commands where it has several (none). Like
+	// a stall, it makes an unfenced client's next write stale.
+	PauseRate float64 `json:"pause_rate,omitempty"`
+	// LateRate is the share of holds that extend and release near the
+	// lease's end, 0.85-0.98 TTL after the last (0.1).
+	LateRate float64 `json:"late_rate,omitempty"`
+	// AbandonRate is the share of holds left without release, as by a
+	// crashed holder (0.02).
+	AbandonRate float64 `json:"abandon_rate,omitempty"`
+	// ObserveEvery is the mean time between the observer's reads of a lock
+	// key (PTTL and GET in one transaction) besides the read after every
+	// OK acquire and extend (TTL/4).
+	ObserveEvery time.Duration `json:"-"`
+	// BackoffMin and BackoffMax bound the jittered pause between acquire
+	// attempts (5 ms and TTL/4).
+	BackoffMin time.Duration `json:"-"`
+	BackoffMax time.Duration `json:"-"`
+	// WriteGap is the unfenced resource's pause between read and write
+	// (TTL/10): wide enough that two holders at once interleave their
+	// read-modify-writes and lose increments.
+	WriteGap time.Duration `json:"-"`
+	// Wait asks for WAIT or WAITAOF after every acquire (off): the
+	// article's mitigation, which narrows the failover window.
+	Wait WaitOptions `json:"wait,omitzero"`
+	// FenceGap is a pause between SET and INCR in mutant-fence-outside,
+	// standing in for a GC pause; FenceGapRandom makes half of those
+	// pauses FenceGap and half none (off).
+	FenceGap       time.Duration `json:"-"`
+	FenceGapRandom bool          `json:"fence_gap_random,omitempty"`
+	// ClockTolerance is how far a server's expiry may run ahead of the
+	// harness clock before the checker calls it early (10 ms).
+	ClockTolerance time.Duration `json:"-"`
+	// CallTimeout bounds one lock call (1 s); an external adapter gets it
+	// plus a grace to answer before it is replaced.
+	CallTimeout time.Duration `json:"-"`
+}
+
+// None is the value of a share or interval that says "none" where the
+// default is not.
+const None = -1
+
+// WithDefaults fills every zero field with its default. It is the one
+// table of defaults: lockcheck run's flags show these values, and a
+// resolved Scenario (as in scenario.json) comes back unchanged.
+func (s Scenario) WithDefaults() Scenario {
+	if s.Topology == "" {
+		s.Topology = topology.Standalone
+	}
+	if s.Client == "" {
+		s.Client = "native"
+	}
+	setDuration(&s.Duration, 60*time.Second)
+	setDuration(&s.TTL, 15*time.Second)
+	if s.Clients == 0 {
+		s.Clients = 6
+	}
+	if s.Keys == 0 {
+		s.Keys = 1
+	}
+	setDuration(&s.WorkMin, s.TTL/5)
+	setDuration(&s.WorkMax, s.TTL)
+	if s.LateRate == 0 {
+		s.LateRate = 0.1
+	}
+	if s.AbandonRate == 0 {
+		s.AbandonRate = 0.02
+	}
+	setDuration(&s.ObserveEvery, s.TTL/4)
+	setDuration(&s.BackoffMin, 5*time.Millisecond)
+	setDuration(&s.BackoffMax, max(s.TTL/4, s.BackoffMin))
+	setDuration(&s.WriteGap, s.TTL/10)
+	setDuration(&s.ClockTolerance, 10*time.Millisecond)
+	setDuration(&s.CallTimeout, time.Second)
+	if s.Wait.enabled() && s.Wait.OnShort == "" {
+		s.Wait.OnShort = WaitGoOn
+	}
+	return s
+}
+
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d == 0 {
+		*d = def
+	}
+}
+
+// Validate reports the first setting that cannot run, in one line that
+// says how to fix it. It needs no engine: builds are checked when the
+// topology starts.
+func (s Scenario) Validate() error {
+	s = s.WithDefaults()
+	if s.Server == "" {
+		return errors.New("no server build: name one, e.g. valkey-9.1 (lockcheck images lists them)")
+	}
+	if _, err := topology.ParseKind(string(s.Topology)); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(s.Client, ExternalPrefix) && !KnownKind(s.Client) {
+		return unknownKind(s.Client)
+	}
+	if s.Duration < 0 || s.Clients < 0 || s.Keys < 0 {
+		return errors.New("duration, clients and keys must be positive")
+	}
+	if s.TTL < 10*time.Millisecond {
+		return fmt.Errorf("TTL %s: want at least 10ms", s.TTL)
+	}
+	if s.WorkMax < s.WorkMin {
+		return fmt.Errorf("work max %s is shorter than work min %s", s.WorkMax, s.WorkMin)
+	}
+	for name, v := range map[string]float64{"stall": s.StallRate, "pause": s.PauseRate, "late": s.LateRate, "abandon": s.AbandonRate} {
+		if v > 1 || (v < 0 && v != None) {
+			return fmt.Errorf("%s rate %g: want a share between 0 and 1", name, v)
+		}
+	}
+	for _, name := range s.Faults {
+		f, err := LookupFault(name)
+		if err != nil {
+			return err
+		}
+		if !f.Available(s.Topology) {
+			return fmt.Errorf("fault %s does not fit a %s topology: choose a topology with replicas (sentinel or cluster)", name, s.Topology)
+		}
+	}
+	if s.Wait.enabled() {
+		if s.Wait.AOF && !s.AOF {
+			return errors.New("WAITAOF needs AOF on the servers: add --aof")
+		}
+		if s.Wait.Replicas > 0 && s.Topology == topology.Standalone {
+			return fmt.Errorf("WAIT for %d replicas on a standalone server always falls short: choose a topology with replicas", s.Wait.Replicas)
+		}
+		if s.Wait.OnShort != WaitGoOn && s.Wait.OnShort != WaitRelease {
+			return fmt.Errorf("on-short %q: want %s or %s", s.Wait.OnShort, WaitGoOn, WaitRelease)
+		}
+	}
+	for node, b := range s.NodeBuilds {
+		if !strings.HasPrefix(node, "n") {
+			return fmt.Errorf("node build %s=%s: nodes are named n1, n2, ...", node, b)
+		}
+	}
+	return nil
+}
+
+// FaultList looks up the scenario's faults by name.
+func (s Scenario) FaultList() ([]Fault, error) {
+	var out []Fault
+	for _, name := range s.Faults {
+		f, err := LookupFault(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// LockKeys are the keys the workers contend for.
+func (s Scenario) LockKeys() []string {
+	s = s.WithDefaults()
+	keys := make([]string, s.Keys)
+	for i := range keys {
+		keys[i] = LockKey(i)
+	}
+	return keys
+}
+
+// Schedule is the fault schedule the seed gives (see Schedule).
+func (s Scenario) Schedule() ([]Event, error) {
+	s = s.WithDefaults()
+	faults, err := s.FaultList()
+	if err != nil {
+		return nil, err
+	}
+	return Schedule(s.Seed, faults, s.LockKeys(), s.Duration, s.TTL), nil
+}
+
+// Builds lists every build the scenario's nodes run, Server first.
+func (s Scenario) Builds() []string {
+	out := []string{s.Server}
+	for _, node := range slices.Sorted(maps.Keys(s.NodeBuilds)) {
+		if b := s.NodeBuilds[node]; !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Name is the scenario in a few words: build, topology, client, faults.
+func (s Scenario) Name() string {
+	s = s.WithDefaults()
+	faults := "no faults"
+	if len(s.Faults) > 0 {
+		faults = strings.Join(s.Faults, "+")
+	}
+	return fmt.Sprintf("%s %s %s %s", s.Server, s.Topology, s.Client, faults)
+}
+
+// Summary describes the workload in one line, defaults filled in: what a
+// reader needs to see what the run did.
+func (s Scenario) Summary() string {
+	s = s.WithDefaults()
+	share := func(rate float64, what, none string) string {
+		if rate > 0 {
+			return fmt.Sprintf("%s %g", what, rate)
+		}
+		return none
+	}
+	parts := []string{fmt.Sprintf("%d clients on %d key(s), TTL %s, %s per run, work %s-%s, %s, %s, %s, %s, backoff %s-%s",
+		s.Clients, s.Keys, s.TTL, s.Duration, s.WorkMin, s.WorkMax,
+		share(s.StallRate, fmt.Sprintf("stall rate (%s-%s)", s.TTL*6/5, s.TTL*2), "no stalls"),
+		share(s.PauseRate, fmt.Sprintf("pause rate (%s-%s inside a lock call)", s.TTL*6/5, s.TTL*2), "no pauses inside a lock call"),
+		share(s.LateRate, "late hold rate", "no late holds"),
+		share(s.AbandonRate, "abandon rate", "no abandons"), s.BackoffMin, s.BackoffMax)}
+	if s.ObserveEvery <= 0 {
+		parts = append(parts, "no observations")
+	}
+	if s.FenceGap > 0 {
+		gap := "fence gap " + s.FenceGap.String()
+		if s.FenceGapRandom {
+			gap += " on half the acquires"
+		}
+		parts = append(parts, gap)
+	}
+	if s.Wait.enabled() {
+		parts = append(parts, fmt.Sprintf("%s after every acquire, %s when short", s.Wait, s.Wait.OnShort))
+	}
+	for _, f := range s.Faults {
+		parts = append(parts, "fault "+f)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,147 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// scenarioTimes are a Scenario's durations as people write them ("15s"),
+// so that scenario.json reads like the flags that made it.
+type scenarioTimes struct {
+	Duration       string `json:"duration,omitempty"`
+	TTL            string `json:"ttl,omitempty"`
+	WorkMin        string `json:"work_min,omitempty"`
+	WorkMax        string `json:"work_max,omitempty"`
+	ObserveEvery   string `json:"observe_every,omitempty"`
+	BackoffMin     string `json:"backoff_min,omitempty"`
+	BackoffMax     string `json:"backoff_max,omitempty"`
+	WriteGap       string `json:"write_gap,omitempty"`
+	FenceGap       string `json:"fence_gap,omitempty"`
+	ClockTolerance string `json:"clock_tolerance,omitempty"`
+	CallTimeout    string `json:"call_timeout,omitempty"`
+}
+
+// fields pairs each text with its duration.
+func (t *scenarioTimes) fields(s *Scenario) map[*string]*time.Duration {
+	return map[*string]*time.Duration{
+		&t.Duration: &s.Duration, &t.TTL: &s.TTL, &t.WorkMin: &s.WorkMin, &t.WorkMax: &s.WorkMax,
+		&t.ObserveEvery: &s.ObserveEvery, &t.BackoffMin: &s.BackoffMin, &t.BackoffMax: &s.BackoffMax,
+		&t.WriteGap: &s.WriteGap, &t.FenceGap: &s.FenceGap, &t.ClockTolerance: &s.ClockTolerance,
+		&t.CallTimeout: &s.CallTimeout,
+	}
+}
+
+// plainScenario has Scenario's fields without its methods.
+type plainScenario Scenario
+
+// MarshalJSON writes durations as text ("15s").
+func (s Scenario) MarshalJSON() ([]byte, error) {
+	var t scenarioTimes
+	for text, d := range t.fields(&s) {
+		if *d != 0 {
+			*text = d.String()
+		}
+	}
+	return json.Marshal(struct {
+		plainScenario
+		scenarioTimes
+	}{plainScenario(s), t})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Scenario) UnmarshalJSON(b []byte) error {
+	var v struct {
+		plainScenario
+		scenarioTimes
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Scenario(v.plainScenario)
+	for text, d := range v.scenarioTimes.fields(s) {
+		if *text == "" {
+			continue
+		}
+		parsed, err := time.ParseDuration(*text)
+		if err != nil {
+			return fmt.Errorf("scenario: %w", err)
+		}
+		*d = parsed
+	}
+	return nil
+}
+
+// MarshalJSON writes the timeout as text.
+func (w WaitOptions) MarshalJSON() ([]byte, error) {
+	type plain WaitOptions
+	return json.Marshal(struct {
+		plain
+		Timeout string `json:"timeout"`
+	}{plain(w), w.Timeout.String()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (w *WaitOptions) UnmarshalJSON(b []byte) error {
+	type plain WaitOptions
+	var v struct {
+		plain
+		Timeout string `json:"timeout"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*w = WaitOptions(v.plain)
+	if v.Timeout != "" {
+		d, err := time.ParseDuration(v.Timeout)
+		if err != nil {
+			return fmt.Errorf("wait timeout: %w", err)
+		}
+		w.Timeout = d
+	}
+	return nil
+}
+
+// RunFile is a run folder's scenario.json: the resolved scenario and the
+// fault schedule its seed gave, with each fault's planned offset from the
+// workload's start. It is written before anything starts.
+type RunFile struct {
+	// Format is RunFileFormat; a reader refuses a newer one.
+	Format   int      `json:"format"`
+	Scenario Scenario `json:"scenario"`
+	Schedule []Event  `json:"schedule"`
+	// Replay is the command that runs the scenario again.
+	Replay string `json:"replay"`
+}
+
+// RunFileFormat is the version of scenario.json this build writes.
+const RunFileFormat = 1
+
+// RunFileName is the file's name in a run folder.
+const RunFileName = "scenario.json"
+
+// Save writes the file.
+func (f RunFile) Save(path string) error {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// LoadRunFile reads a run folder's scenario.json.
+func LoadRunFile(path string) (RunFile, error) {
+	var f RunFile
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return f, err
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return f, fmt.Errorf("%s: %w", path, err)
+	}
+	if f.Format > RunFileFormat {
+		return f, fmt.Errorf("%s has format %d; this lockcheck reads up to %d: use a newer lockcheck", path, f.Format, RunFileFormat)
+	}
+	return f, nil
+}
