@@ -114,8 +114,8 @@ type History struct {
 	// Scenario is the run's scenario as scenario.json has it (its type is
 	// the scenarios package's, which writes histories).
 	Scenario json.RawMessage `json:"scenario,omitempty"`
-	Ops    []Op    `json:"ops"`
-	Faults []Fault `json:"faults"`
+	Ops      []Op            `json:"ops"`
+	Faults   []Fault         `json:"faults"`
 }
 
 // Sort orders operations by call time, then client, so that a history

@@ -24,11 +24,11 @@ type Index struct {
 	Complete bool `json:"complete"`
 	// Shard and Shards say which part of a sharded matrix this index
 	// shows (Shards 0: the whole matrix; after a merge, the shards joined).
-	Shard    int           `json:"shard,omitempty"`
-	Shards   int           `json:"shards,omitempty"`
-	Columns  []IndexColumn `json:"columns"`
-	Rows     []IndexRow    `json:"rows"`
-	Cells    []IndexCell   `json:"cells"`
+	Shard   int           `json:"shard,omitempty"`
+	Shards  int           `json:"shards,omitempty"`
+	Columns []IndexColumn `json:"columns"`
+	Rows    []IndexRow    `json:"rows"`
+	Cells   []IndexCell   `json:"cells"`
 }
 
 // IndexColumn is one build on one topology.

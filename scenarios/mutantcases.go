@@ -43,7 +43,7 @@ func MutantCases() []MutantCase {
 			// its DEL lands while the next holder (one of three others
 			// retrying every TTL/4 at most) holds the key.
 			Client: "mutant-del", Breaks: "linearizability", Control: "native",
-			Why:     "a plain DEL releases another client's lock after the first one's TTL ran out",
+			Why: "a plain DEL releases another client's lock after the first one's TTL ran out",
 			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
 				StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 		},
@@ -53,7 +53,7 @@ func MutantCases() []MutantCase {
 			// that never expires, and the others' acquires find it held
 			// long after every lease on it ended.
 			Client: "mutant-extend-nopx", Breaks: "ttl", Control: "native",
-			Why:     "an extend without PX leaves the lock without expiry",
+			Why: "an extend without PX leaves the lock without expiry",
 			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
 				AbandonRate: 0.3, StallRate: 0.1, PauseRate: 0.1, WorkMin: 600 * time.Millisecond, WorkMax: 900 * time.Millisecond},
 		},
@@ -62,7 +62,7 @@ func MutantCases() []MutantCase {
 			// whatever it extends, and three other clients wait to take
 			// the key as soon as it expires.
 			Client: "mutant-extend-keepttl", Breaks: "double_holder", Control: "native",
-			Why:     "a KEEPTTL extend does not move the deadline, so long work outlives the lease",
+			Why: "a KEEPTTL extend does not move the deadline, so long work outlives the lease",
 			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
 				PauseRate: 0.1, WorkMin: 1500 * time.Millisecond, WorkMax: 3 * time.Second},
 		},
@@ -75,7 +75,7 @@ func MutantCases() []MutantCase {
 			// the key is almost always free when the staller wakes. Six
 			// workers give a dozen such moments in a run.
 			Client: "mutant-reacquire", Breaks: "linearizability", Control: "native",
-			Why:     "a quiet re-acquire after a nil extend reports an extend of a lease that had ended",
+			Why: "a quiet re-acquire after a nil extend reports an extend of a lease that had ended",
 			Scenario: Scenario{Clients: 6, Keys: 24, TTL: time.Second, Duration: 15 * time.Second,
 				StallRate: 1, PauseRate: 0.1, WorkMin: 4 * time.Second, WorkMax: 6 * time.Second},
 		},
@@ -90,7 +90,7 @@ func MutantCases() []MutantCase {
 			// and three workers on each of four keys, where the race runs
 			// in parallel.
 			Client: "mutant-fence-outside", Breaks: "fence", Control: "fenced",
-			Why:     "the fence is drawn with an INCR after the SET, so a holder paused between the two writes with a bigger fence than the client that took over",
+			Why: "the fence is drawn with an INCR after the SET, so a holder paused between the two writes with a bigger fence than the client that took over",
 			Scenario: Scenario{Clients: 12, Keys: 4, TTL: time.Second, Duration: 12 * time.Second,
 				PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 330 * time.Millisecond,
 				BackoffMin: 2 * time.Millisecond, BackoffMax: 20 * time.Millisecond,
@@ -103,7 +103,7 @@ func MutantCases() []MutantCase {
 			// SET NX and PEXPIRE, for 1.2-2 TTL; the observer reads the
 			// key every TTL/4 and finds it without expiry.
 			Client: "mutant-setnx-expire", Breaks: "ttl", Control: "native",
-			Why:     "the acquire is SET NX, then PEXPIRE: frozen between the two, the lock has no expiry",
+			Why: "the acquire is SET NX, then PEXPIRE: frozen between the two, the lock has no expiry",
 			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
 				PauseRate: 1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 		},
@@ -115,7 +115,7 @@ func MutantCases() []MutantCase {
 			// the observer finds the key gone while its lease cannot have
 			// ended.
 			Client: "mutant-release-get-del", Breaks: "linearizability", Control: "native",
-			Why:     "the release is GET, compare, then DEL: frozen between them, it deletes the next holder's lock",
+			Why: "the release is GET, compare, then DEL: frozen between them, it deletes the next holder's lock",
 			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
 				PauseRate: 1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 		},

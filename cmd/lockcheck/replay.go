@@ -69,4 +69,3 @@ func events(evs []scenarios.Event) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
