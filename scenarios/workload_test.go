@@ -182,6 +182,7 @@ func TestWorkloadWaitRelease(t *testing.T) {
 		}
 		cl.Release(context.Background(), "lock:{w1}", r.Token)
 	}
+	cfg.Wait = w.Wait
 	if _, err := NewClient("redsync", cfg); err == nil {
 		t.Fatal("a library adapter accepted WAIT options it cannot honour")
 	}
