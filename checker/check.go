@@ -97,7 +97,7 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 		checks[Linearizability] = Check{Name: Linearizability, Status: Skipped, Summary: "skipped by options"}
 	} else {
 		m := &model{loss: loss, counterLoss: counterLoss, tol: tol}
-		checks[Linearizability], res.Porcupine = linearizability(ctx, h, keys, segs, m, faults, opts)
+		checks[Linearizability], res.Porcupine, res.Picture = linearizability(ctx, h, keys, segs, m, faults, opts)
 	}
 	for _, name := range CheckNames {
 		c := checks[name]

@@ -29,6 +29,9 @@ type partVerdict struct {
 	// how many earlier ones were left out.
 	extra []input
 	older int
+	// shown is porcupine's search of the partition, kept for the picture
+	// when the answer is not Ok.
+	shown *shown
 }
 
 // linChecker checks segments against the models.
@@ -88,17 +91,25 @@ func (c *linChecker) label(seg *segment, fence bool) string {
 	return c.keys[seg.key].name + " lock"
 }
 
-// decide tries the greedy order, then porcupine within the deadline.
-func (c *linChecker) decide(g *greedy, begin *input, extra, ops []input, label string) porcupine.CheckResult {
+// decide tries the greedy order, then porcupine within the deadline; a
+// porcupine answer that is not Ok comes with its search, for the picture.
+func (c *linChecker) decide(g *greedy, begin *input, extra, ops []input, label string) (porcupine.CheckResult, *shown) {
 	if g.run(c.m, begin, extra, ops) {
-		return porcupine.Ok
+		return porcupine.Ok, nil
 	}
 	c.porcupine.Add(1)
 	left := time.Until(c.deadline)
 	if left <= 0 {
-		return porcupine.Unknown
+		return porcupine.Unknown, nil
 	}
-	return porcupine.CheckOperationsTimeout(c.pm, porcupineOps(c.h, begin, extra, ops, label), left)
+	if len(extra) > 0 {
+		label += fmt.Sprintf(" (+%d earlier unknown operations)", len(extra))
+	}
+	res, s := c.search(porcupineOps(c.h, begin, extra, ops, label), label, left)
+	if res == porcupine.Ok {
+		s = nil
+	}
+	return res, s
 }
 
 // lock checks a segment's lock partition, carrying earlier unknown
@@ -112,7 +123,7 @@ func (c *linChecker) lock(g *greedy, si int) partVerdict {
 		return v
 	}
 	begin := lockBegin(ops, nil)
-	v.res = c.decide(g, &begin, nil, ops, c.label(seg, false))
+	v.res, v.shown = c.decide(g, &begin, nil, ops, c.label(seg, false))
 	if v.res != porcupine.Illegal {
 		return v
 	}
@@ -124,7 +135,8 @@ func (c *linChecker) lock(g *greedy, si int) partVerdict {
 		}
 		extra := earlier[len(earlier)-n:]
 		begin := lockBegin(ops, extra)
-		v.res, v.extra, v.older = c.decide(g, &begin, extra, ops, c.label(seg, false)), extra, len(earlier)-n
+		v.res, v.shown = c.decide(g, &begin, extra, ops, c.label(seg, false))
+		v.extra, v.older = extra, len(earlier)-n
 		if v.res != porcupine.Illegal || n == len(earlier) {
 			break
 		}
@@ -155,7 +167,7 @@ func (c *linChecker) fence(g *greedy, si int) partVerdict {
 		return v
 	}
 	begin := fenceBegin(seg, ops)
-	v.res = c.decide(g, &begin, nil, ops, c.label(seg, true))
+	v.res, v.shown = c.decide(g, &begin, nil, ops, c.label(seg, true))
 	return v
 }
 
@@ -235,13 +247,18 @@ const maxOpsPerFinding = 40
 
 func secs(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
 
-// linearizability runs the models over every segment.
-func linearizability(ctx context.Context, h *history.History, keys []*keyOps, segs []segment, m *model, faults faultIndex, opts Options) (Check, int) {
+// linearizability runs the models over every segment, and keeps the
+// picture of what porcupine found (nil when Options.PictureOps < 0).
+func linearizability(ctx context.Context, h *history.History, keys []*keyOps, segs []segment, m *model, faults faultIndex, opts Options) (Check, int, *Picture) {
 	if len(segs) == 0 {
-		return Check{Name: Linearizability, Status: Pass, Summary: "no lock operations"}, 0
+		return Check{Name: Linearizability, Status: Pass, Summary: "no lock operations"}, 0, nil
 	}
 	c := newLinChecker(h, keys, segs, m, time.Now().Add(opts.Timeout))
 	bad := c.run(ctx, opts.Workers)
+	var pic *Picture
+	if opts.PictureOps > 0 && ctx.Err() == nil {
+		pic = c.picture(bad, opts.PictureOps)
+	}
 	fs := findings{max: opts.MaxFindings}
 	illegal, unknown := 0, 0
 	for _, v := range bad {
@@ -274,5 +291,5 @@ func linearizability(ctx context.Context, h *history.History, keys []*keyOps, se
 		chk.Status = Pass
 		chk.Summary = fmt.Sprintf("%d segments linearizable", len(segs))
 	}
-	return chk, int(c.porcupine.Load())
+	return chk, int(c.porcupine.Load()), pic
 }

@@ -57,6 +57,9 @@ type Options struct {
 	// MaxFindings caps the findings listed per check; Count still counts
 	// all of them. Default 100.
 	MaxFindings int `json:"max_findings,omitempty"`
+	// PictureOps bounds the operations the linearizability picture keeps
+	// (Result.Picture). Default DefaultPictureOps; negative: no picture.
+	PictureOps int `json:"picture_ops,omitempty"`
 	// Workers bounds the parallel segment checks. Default GOMAXPROCS.
 	Workers int `json:"workers,omitempty"`
 	// Skip names checks not to run; they are reported as "skipped".
@@ -111,6 +114,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxFindings <= 0 {
 		o.MaxFindings = DefaultMaxFindings
+	}
+	if o.PictureOps == 0 {
+		o.PictureOps = DefaultPictureOps
 	}
 	for _, s := range o.Skip {
 		if !knownCheck(s) {

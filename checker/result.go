@@ -241,6 +241,9 @@ type Result struct {
 	// Options are the options the checks ran with, defaults filled in:
 	// what a picture of the same history must use to agree.
 	Options Options `json:"options"`
+	// Picture is what porcupine's page draws, kept from the check's own
+	// search (nil when the check was skipped or the picture turned off).
+	Picture *Picture `json:"-"`
 	// Holds are the hold intervals of every key, for the timeline.
 	Holds []Hold `json:"-"`
 }

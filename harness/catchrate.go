@@ -160,7 +160,9 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 	h := res.History
 	r.Ops, r.Notes = len(h.Ops), res.Notes
 	// The check runs after Ctrl-C too: the run finished.
-	result, err := checker.Run(context.WithoutCancel(ctx), h, CheckOptions(h, s))
+	opts := CheckOptions(h, s)
+	opts.PictureOps = -1 // no report is drawn
+	result, err := checker.Run(context.WithoutCancel(ctx), h, opts)
 	if err != nil {
 		r.Error = fmt.Sprintf("check: %v", err)
 		return r

@@ -1,9 +1,11 @@
 package reports
 
 import (
-	"context"
 	"fmt"
+	"html"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/anishathalye/porcupine"
 
@@ -11,34 +13,60 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// maxPictureOps bounds what porcupine's page draws.
-const maxPictureOps = 1500
-
-// WriteLinearizability writes porcupine's page for h to path: the
-// partitions that are not linearizable (or, when all are, the first
-// segments), with the fault windows, double holders and lost locks of that
-// time as annotations. It returns one line saying what the page shows.
-func WriteLinearizability(ctx context.Context, path string, h *history.History, res *checker.Result) (string, error) {
-	pic, err := checker.Explain(ctx, h, res.Options, maxPictureOps)
-	if err != nil {
-		return "", fmt.Errorf("linearizability picture: %w", err)
-	}
-	if pic.Ops == 0 {
+// WriteLinearizability writes porcupine's page for the checked history to
+// path, from the picture the check kept (res.Picture): the partitions that
+// are not linearizable (or, when all are, the first segments), with the
+// fault windows, double holders and lost locks of that time as
+// annotations. Several failing partitions, each from its own search, get
+// a page each (path with -1, -2, ...) and path lists them. It returns one
+// line saying what the page shows.
+func WriteLinearizability(path string, h *history.History, res *checker.Result) (string, error) {
+	pic := res.Picture
+	if pic == nil || len(pic.Parts) == 0 {
 		page := "<!doctype html><meta charset=\"utf-8\"><title>linearizability</title><p>No lock operations to draw.</p>\n"
 		if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 			return "", fmt.Errorf("write linearizability page: %w", err)
 		}
 		return "no lock operations", nil
 	}
-	pic.Info.AddAnnotations(annotations(h, res, pic.Start, pic.End))
-	if err := porcupine.VisualizePath(pic.Model, pic.Info, path); err != nil {
+	if !pic.Failing {
+		part := pic.Parts[0]
+		if err := drawPart(path, h, res, pic.Model, part); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s (%d operations), all linearizable", part.Label, part.Ops), nil
+	}
+	if len(pic.Parts) == 1 {
+		part := pic.Parts[0]
+		if err := drawPart(path, h, res, pic.Model, part); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("the partition that is not linearizable, %s (%d operations): porcupine says %s", part.Label, part.Ops, part.Result), nil
+	}
+	var list strings.Builder
+	list.WriteString("<!doctype html><meta charset=\"utf-8\"><title>linearizability</title><h1>Partitions that are not linearizable</h1><ul>\n")
+	base := strings.TrimSuffix(filepath.Base(path), ".html")
+	for i, part := range pic.Parts {
+		name := fmt.Sprintf("%s-%d.html", base, i+1)
+		if err := drawPart(filepath.Join(filepath.Dir(path), name), h, res, pic.Model, part); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&list, "<li><a href=\"%s\">%s</a>: %d operations, porcupine says %s</li>\n", name, html.EscapeString(part.Label), part.Ops, part.Result)
+	}
+	list.WriteString("</ul>\n")
+	if err := os.WriteFile(path, []byte(list.String()), 0o644); err != nil {
 		return "", fmt.Errorf("write linearizability page: %w", err)
 	}
-	what := fmt.Sprintf("the first %d partitions (%d operations), all linearizable", pic.Partitions, pic.Ops)
-	if pic.Failing {
-		what = fmt.Sprintf("the %d partitions that are not linearizable (%d operations): porcupine says %s", pic.Partitions, pic.Ops, pic.Result)
+	return fmt.Sprintf("the %d partitions that are not linearizable (%d operations), one page each", len(pic.Parts), pic.Ops()), nil
+}
+
+// drawPart writes porcupine's page for one part of the picture.
+func drawPart(path string, h *history.History, res *checker.Result, m porcupine.Model, part checker.PicturePart) error {
+	part.Info.AddAnnotations(annotations(h, res, part.Start, part.End))
+	if err := porcupine.VisualizePath(m, part.Info, path); err != nil {
+		return fmt.Errorf("write linearizability page: %w", err)
 	}
-	return what, nil
+	return nil
 }
 
 // annotations are the fault windows, double holders and lost locks between

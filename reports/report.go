@@ -2,7 +2,6 @@ package reports
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"html/template"
 	"io"
@@ -20,7 +19,7 @@ import (
 // from it).
 // replay is the command that runs the run again ("" when there is none).
 func WriteReport(dir string, h *history.History, res *checker.Result, replay string) error {
-	what, err := WriteLinearizability(context.Background(), filepath.Join(dir, "linearizability.html"), h, res)
+	what, err := WriteLinearizability(filepath.Join(dir, "linearizability.html"), h, res)
 	if err != nil {
 		return err
 	}

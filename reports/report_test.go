@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,7 +172,7 @@ func TestLinearizabilityPageShowsFailingSegment(t *testing.T) {
 	}}
 	res := check(t, h)
 	path := filepath.Join(t.TempDir(), "lin.html")
-	what, err := WriteLinearizability(context.Background(), path, h, res)
+	what, err := WriteLinearizability(path, h, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +182,40 @@ func TestLinearizabilityPageShowsFailingSegment(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if !strings.Contains(string(b), "release(b1)") {
 		t.Error("page lacks the offending release")
+	}
+}
+
+// TestLinearizabilityPagePerFailingPartition: two keys whose partitions
+// are both illegal get a page each, from the check's own searches, and the
+// main page lists them.
+func TestLinearizabilityPagePerFailingPartition(t *testing.T) {
+	h := &history.History{Ops: []history.Op{
+		op(1, "k1", history.Acquire, "a1", history.OK, 0, 1),
+		op(2, "k1", history.Release, "b1", history.OK, 10, 11),
+		op(3, "k2", history.Acquire, "c1", history.OK, 0, 1),
+		op(4, "k2", history.Release, "d1", history.OK, 10, 11),
+	}}
+	res := check(t, h)
+	if res.Picture == nil || !res.Picture.Failing || len(res.Picture.Parts) != 2 {
+		t.Fatalf("picture %+v", res.Picture)
+	}
+	dir := t.TempDir()
+	what, err := WriteLinearizability(filepath.Join(dir, "lin.html"), h, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(what, "2 partitions") {
+		t.Errorf("page described as %q", what)
+	}
+	list, _ := os.ReadFile(filepath.Join(dir, "lin.html"))
+	for i, want := range []string{"release(b1)", "release(d1)"} {
+		name := fmt.Sprintf("lin-%d.html", i+1)
+		if !strings.Contains(string(list), name) {
+			t.Errorf("the list lacks %s", name)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", name, want)
+		}
 	}
 }
