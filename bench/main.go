@@ -50,6 +50,9 @@ type config struct {
 	child string
 	ops   int
 	image string
+	dir   string
+	// checkOps is the size of the history lockcheck check is timed on.
+	checkOps int
 }
 
 func (c *config) register(fs *flag.FlagSet) {
@@ -62,7 +65,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.clients, "clients", 8, "clients of the throughput workload and of valkey-benchmark")
 	fs.DurationVar(&c.tpDuration, "throughput-duration", 10*time.Second, "length of each throughput workload run")
 	fs.IntVar(&c.benchN, "benchmark-requests", 200_000, "valkey-benchmark -n")
-	fs.DurationVar(&c.memDuration, "memory-duration", 2*time.Minute, "length of the run whose peak memory is extrapolated to 10 minutes")
+	fs.DurationVar(&c.memDuration, "memory-duration", 10*time.Minute, "length of the full-speed run whose peak memory is measured")
 	fs.IntVar(&c.checkerKeys, "checker-keys", 10, "keys of the generated checker histories (5 clients per key)")
 	fs.DurationVar(&c.porcTimeout, "porcupine-timeout", 60*time.Second, "porcupine alone gives up after this long")
 	fs.IntVar(&c.porcMemMB, "porcupine-mem-mb", 4096, "porcupine alone is stopped when its process's RSS passes this many MiB")
@@ -70,6 +73,8 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.child, "child", "", "internal: run one measurement in this process (porcupine, memory)")
 	fs.IntVar(&c.ops, "child-ops", 0, "internal: operations of the porcupine child's history")
 	fs.StringVar(&c.image, "child-image", "", "internal: image of the memory child's topology")
+	fs.StringVar(&c.dir, "child-dir", "", "internal: run folder of the generate and recheck children")
+	fs.IntVar(&c.checkOps, "check-ops", 10_000_000, "operations of the generated history lockcheck check is timed on end to end")
 }
 
 // apply turns -quick into its parameters; flags given on the command line
@@ -88,6 +93,7 @@ func (c *config) apply(set map[string]bool) {
 		{"throughput-duration", func() { c.tpDuration = 3 * time.Second }},
 		{"benchmark-requests", func() { c.benchN = 20_000 }},
 		{"memory-duration", func() { c.memDuration = 10 * time.Second }},
+		{"check-ops", func() { c.checkOps = 100_000 }},
 		{"porcupine-timeout", func() { c.porcTimeout = 10 * time.Second }},
 		// The kill waits until the lock key has expired on the replicas
 		// (TTL 15 s), so a run shorter than about 40 s sees no kill.
@@ -101,11 +107,11 @@ func (c *config) apply(set map[string]bool) {
 	c.sizes = []int{1_000, 10_000, 100_000}
 }
 
-var sectionNames = []string{"startup", "failover", "throughput", "checker", "race", "memory"}
+var sectionNames = []string{"startup", "failover", "throughput", "checker", "recheck", "race", "memory"}
 
 // check rejects flags that make no sense.
 func (c *config) check() error {
-	if c.runs < 1 || c.seeds < 1 || c.clients < 1 || c.benchN < 1 || c.checkerKeys < 1 {
+	if c.runs < 1 || c.seeds < 1 || c.clients < 1 || c.benchN < 1 || c.checkerKeys < 1 || c.checkOps < 1 {
 		return fmt.Errorf("-runs, -seeds, -clients, -benchmark-requests and -checker-keys must be at least 1")
 	}
 	if c.tpDuration <= 0 || c.memDuration <= 0 || c.porcTimeout <= 0 || c.raceDuration <= 0 {
@@ -160,6 +166,10 @@ func main() {
 		err = porcupineChild(ctx, cfg, os.Stdout)
 	case "memory":
 		err = memoryChild(ctx, cfg, log, os.Stdout)
+	case "generate":
+		err = generateChild(cfg)
+	case "recheck":
+		err = recheckChild(ctx, cfg, os.Stdout)
 	default:
 		err = fmt.Errorf("unknown -child %q", cfg.child)
 	}

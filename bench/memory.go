@@ -29,12 +29,12 @@ type memoryReport struct {
 	Verdict     string  `json:"verdict"`
 }
 
-// memorySection runs the workload, recorder and checker of one run in a
-// child process for memory-duration and extrapolates its peak RSS per
-// operation to a 10-minute run.
+// memorySection runs the workload, recorder and checker of one run at
+// full speed for memory-duration (10 minutes) in a child process and
+// reports its measured peak RSS.
 func (b *bench) memorySection(ctx context.Context) error {
 	d := b.cfg.memDuration
-	name10 := "peak memory of the harness, 10-minute run (extrapolated)"
+	name := fmt.Sprintf("peak memory of the harness, %s full-speed run (measured)", d)
 	cr, err := runChild(ctx, 0, "-child", "memory", "-server", b.build.Name, "-child-image", b.image,
 		"-memory-duration", d.String(), "-clients", strconv.Itoa(b.cfg.clients))
 	var m memoryReport
@@ -46,35 +46,29 @@ func (b *bench) memorySection(ctx context.Context) error {
 		if err == nil {
 			why = "not measured: the run recorded no operations"
 		}
-		b.add(Row{Name: name10, Unit: "MiB", section: secMemory, Reference: "measured peak of the short run", Note: why})
+		b.add(Row{Name: name, Unit: "MiB", section: secMemory, Reference: "RSS before the workload", Note: why})
 		return err
 	}
 	mib := func(x float64) float64 { return x / (1 << 20) }
 	perOp := float64(m.PeakRSS-m.BaselineRSS) / float64(m.Ops)
-	ops10 := float64(m.Ops) * 600 / m.Seconds
-	est := float64(m.BaselineRSS) + perOp*ops10
-	b.log.Info("memory", "ops", m.Ops, "baseline_mib", m.BaselineRSS>>20, "peak_mib", m.PeakRSS>>20, "per_op_bytes", int(perOp), "est_10min_mib", int(mib(est)))
+	b.log.Info("memory", "ops", m.Ops, "baseline_mib", m.BaselineRSS>>20, "peak_mib", m.PeakRSS>>20, "per_op_bytes", int(perOp))
 	workload := fmt.Sprintf(opBoundNote, b.cfg.clients, b.cfg.clients) + " on standalone (the throughput row's workload: the most operations per minute, so the worst case)"
-	b.add(Row{Name: fmt.Sprintf("peak memory of the harness, %s run (measured)", d), Unit: "MiB", Value: num(mib(float64(m.PeakRSS))), Runs: 1, section: secMemory,
+	b.add(Row{Name: name, Unit: "MiB", Value: num(mib(float64(m.PeakRSS))), Runs: 1, section: secMemory,
 		Reference: "RSS of the same process before the workload (engine, topology, clients)", ReferenceValue: num(mib(float64(m.BaselineRSS))),
-		Note: fmt.Sprintf("VmHWM of one process running workload + recorder + checker: %d operations (%d lock calls) in %.0f s, check %.2f s, verdict %s; Go heap from the OS at the end %d MiB; %s",
-			m.Ops, m.LockOps, m.Seconds, m.CheckSecs, m.Verdict, m.HeapSys>>20, workload)}.withRatio())
-	b.add(Row{Name: name10, Unit: "MiB", Value: num(mib(est)), Runs: 1, section: secMemory,
-		Reference: fmt.Sprintf("measured peak of the %s run above", d), ReferenceValue: num(mib(float64(m.PeakRSS))),
-		Note: fmt.Sprintf("EXTRAPOLATED, not measured: a 10-minute run does not fit in the 20-minute budget. From the %s run: baseline %.0f MiB + %.0f bytes per operation (peak - baseline over %d operations) x %.0f operations (the same rate for 600 s); assumes memory linear in operations (the recorder keeps every operation, the checker allocates about 250 bytes per operation)",
-			d, mib(float64(m.BaselineRSS)), perOp, m.Ops, ops10) + b.defaultWorkloadEstimate(m, perOp)}.withRatio())
+		Note: fmt.Sprintf("VmHWM of one process running workload + recorder + checker: %d operations (%d lock calls) in %.0f s, check %.2f s, verdict %s; %.0f bytes per operation above the baseline (the recorder keeps every operation and the checker reads them all at once); Go heap from the OS at the end %d MiB; %s",
+			m.Ops, m.LockOps, m.Seconds, m.CheckSecs, m.Verdict, perOp, m.HeapSys>>20, workload) + b.defaultWorkloadRate(perOp)}.withRatio())
 	return nil
 }
 
-// defaultWorkloadEstimate is the same extrapolation at the operation rate
-// of lockcheck run's default workload, as the race runs measured it.
-func (b *bench) defaultWorkloadEstimate(m memoryReport, perOp float64) string {
+// defaultWorkloadRate says what the same bytes per operation come to at
+// the operation rate of lockcheck run's default workload, as the race
+// runs measured it.
+func (b *bench) defaultWorkloadRate(perOp float64) string {
 	if b.raceOps == 0 || b.raceTime <= 0 {
 		return ""
 	}
 	rate := float64(b.raceOps) / b.raceTime.Seconds()
-	est := float64(m.BaselineRSS) + perOp*rate*600
-	return fmt.Sprintf("; at lockcheck run's default workload (TTL 15 s, 6 clients, 1 key: %.1f operations/s in the race rows' runs) the same extrapolation gives %.0f MiB", rate, est/(1<<20))
+	return fmt.Sprintf("; lockcheck run's default workload (TTL 15 s, 6 clients, 1 key) makes %.1f operations/s in the race rows' runs, %.1f MiB per 10 minutes at that rate", rate, perOp*rate*600/(1<<20))
 }
 
 // memoryChild is the process whose memory is measured: engine, one

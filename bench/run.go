@@ -71,6 +71,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (err error) {
 		{"failover", b.failoverSection},
 		{"throughput", b.throughputSection},
 		{"checker", b.checkerSection},
+		{"recheck", b.recheckSection},
 		{"race", b.raceSection},
 		{"memory", b.memorySection},
 	}

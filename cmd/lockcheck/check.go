@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/reports"
-	"github.com/lockcheck/lockcheck/scenarios"
 )
 
 // runCheck re-checks a run folder offline: it reads DIR/history.json (or,
@@ -46,54 +43,28 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, "--loss %q: want faults, never or anytime", *loss)
 	}
 	dir := fs.Arg(0)
-	h, err := history.Load(filepath.Join(dir, "history.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		// a run killed before it wrote history.json leaves its stream
-		h, err = history.LoadStream(filepath.Join(dir, history.StreamName))
-		if errors.Is(err, os.ErrNotExist) {
-			return fail(stderr, "%s has no history.json and no %s: give the folder lockcheck run wrote (runs/...)", dir, history.StreamName)
-		}
-	}
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	opts := checker.OptionsFor(h)
-	replay := ""
-	if f, err := scenarios.LoadRunFile(filepath.Join(dir, scenarios.RunFileName)); err == nil {
-		opts, replay = harness.CheckOptions(h, f.Scenario), harness.ReplayCommand(dir)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fail(stderr, "%v", err)
-	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["tolerance"] || replay == "" {
-		opts.ClockTolerance = *tolerance
-	}
-	opts.Timeout, opts.Loss, opts.FaultGrace = *timeout, checker.LossPolicy(*loss), *grace
-	switch *doubles {
-	case "auto":
-	case "allow":
-		opts.AllowDoubleHolders, opts.AllowedBecause = true, "--double-holders allow"
-	case "forbid":
-		opts.AllowDoubleHolders, opts.AllowedBecause = false, ""
-	default:
+	if *doubles != "auto" && *doubles != "allow" && *doubles != "forbid" {
 		return fail(stderr, "--double-holders %q: want auto, allow or forbid", *doubles)
 	}
 	start := time.Now()
-	res, err := checker.Run(ctx, h, opts)
+	out, err := harness.Recheck(ctx, dir, func(opts *checker.Options) {
+		if set["tolerance"] {
+			opts.ClockTolerance = *tolerance
+		}
+		opts.Timeout, opts.Loss, opts.FaultGrace = *timeout, checker.LossPolicy(*loss), *grace
+		switch *doubles {
+		case "allow":
+			opts.AllowDoubleHolders, opts.AllowedBecause = true, "--double-holders allow"
+		case "forbid":
+			opts.AllowDoubleHolders, opts.AllowedBecause = false, ""
+		}
+	})
 	if err != nil {
-		return fail(stderr, "%v: fix or re-record %s", err, filepath.Join(dir, "history.json"))
-	}
-	// keep the run's notes (faults it could not inject, a client's remarks)
-	var notes []string
-	if old, err := reports.LoadRunResult(filepath.Join(dir, "result.json")); err == nil {
-		notes = old.Notes
-	}
-	rr := reports.NewRunResult(h, res, notes)
-	rr.Replay = replay
-	if err := harness.WriteFiles(dir, h, res, rr); err != nil {
 		return fail(stderr, "%v", err)
 	}
+	h, res, rr := out.History, out.Check, out.Result
 	fmt.Fprintf(stderr, "checked %d operations in %s\n", res.Ops, time.Since(start).Round(time.Millisecond))
 	reports.WriteVerdict(stdout, rr, dir)
 	if h.Meta.Partial {
