@@ -1,7 +1,7 @@
-// Package harness joins the other packages into what a user runs: a chaos
-// run on a started topology (workload and faults from scenarios, the
-// history checked by checker, the run's folder written by reports) and a
-// matrix of such runs, each on a fresh topology. The command line parses
-// flags into these types and prints what they return; the suites call the
-// packages below directly.
+// Package harness joins the other packages into what a user runs. Execute
+// is the one run path: a scenarios.Scenario in, a run folder out
+// (scenario.json first, then the topology, the workload and its faults,
+// the checked history, the reports, the teardown). The command line, the
+// matrix (a list of Scenarios, shardable) and the safety suite all go
+// through it; Recheck checks a run folder again offline.
 package harness
