@@ -74,6 +74,14 @@ func Connect(ctx context.Context, log *slog.Logger) (*Engine, error) {
 	if _, err := cli.Ping(pctx, client.PingOptions{}); err != nil {
 		return nil, fmt.Errorf("no Docker engine answers (%s): start dockerd or set DOCKER_HOST", oneLine(err))
 	}
+	// testcontainers-go falls back to the local socket when DOCKER_HOST
+	// does not answer; the containers would then start on another engine
+	// than the one asked for, and their ports be looked for on the wrong
+	// host.
+	if want := os.Getenv("DOCKER_HOST"); want != "" && cli.DaemonHost() != want {
+		cli.Close()
+		return nil, fmt.Errorf("DOCKER_HOST=%s does not answer (testcontainers-go fell back to %s): start that engine, fix DOCKER_HOST or unset it", want, cli.DaemonHost())
+	}
 	return &Engine{cli: cli, log: log}, nil
 }
 

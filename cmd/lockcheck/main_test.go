@@ -94,3 +94,19 @@ func TestNoEngineIsOneLine(t *testing.T) {
 	}
 	t.Log(msg)
 }
+
+// TestWrongDockerHostIsOneLine: a DOCKER_HOST that does not answer is
+// refused in one line, not replaced by another engine (testcontainers-go
+// falls back to the local socket, whose containers the run would then
+// look for on the wrong host).
+func TestWrongDockerHostIsOneLine(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"probe", "--server", "valkey-9.1"}, &stdout, &stderr); code != 2 {
+		t.Fatalf("exit %d, want 2; stderr %q", code, stderr.String())
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "DOCKER_HOST") {
+		t.Fatalf("stderr is not one line about DOCKER_HOST:\n%s", msg)
+	}
+}
