@@ -27,13 +27,23 @@ func script(ctx context.Context, kind topology.Kind, opts topology.Options, kind
 	s, err := scenarios.NewScript(t, kinds, configure)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(s.Close)
+	// A spec that fails before its judge still leaves what it recorded.
+	DeferCleanup(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() && !judged[s] && len(s.History().Ops) > 0 {
+			judge(ctx, s)
+		}
+	}, NodeTimeout(time.Minute))
 	return s
 }
+
+// judged marks the scripts whose run folder judge wrote.
+var judged = map[*scenarios.Script]bool{}
 
 // judge checks what a script recorded, as a run's history is checked, and
 // writes the run's files (history.json, result.json, report.html, the
 // nodes' logs) into the spec's run folder, as run does.
 func judge(ctx context.Context, s *scenarios.Script) (*history.History, *checker.Result) {
+	judged[s] = true
 	h := s.History()
 	wctx := context.WithoutCancel(ctx)
 	r, err := checker.Run(wctx, h, checker.OptionsFor(h))
