@@ -23,6 +23,8 @@ index.html (the summary table; every cell links to its run's report),
 matrix.json (the same data), junit.xml (one suite per run) and one folder per
 run with lockcheck run's files. A fault that does not fit a topology gives an
 n/a cell; an unavailable build gives unavailable cells with the reason.
+With --shard I/N it runs only every N-th runnable cell, from the I-th, with
+the whole matrix's seeds; lockcheck merge joins the N folders into one.
 
 Exit codes: 0 when every run finished, whatever the verdicts (the matrix is a
 report: the unfenced client's double holders under failover are findings,
@@ -81,27 +83,40 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "matrix: interrupted after %s: %s shows the runs that finished\n", time.Since(begin).Round(time.Second), filepath.Join(m.Out, "index.html"))
 	}
-	var totals []string
-	for _, o := range reports.CellOutcomes {
-		if n := idx.Count(o); n > 0 {
-			totals = append(totals, fmt.Sprintf("%s %d", o.Label(), n))
-		}
-	}
-	fmt.Fprintf(stdout, "%s in %s: %s\n", strings.Join(totals, ", "), time.Since(begin).Round(time.Second), filepath.Join(m.Out, "index.html"))
+	fmt.Fprintf(stdout, "%s in %s: %s\n", totals(idx), time.Since(begin).Round(time.Second), filepath.Join(m.Out, "index.html"))
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	code = matrixExit(idx, m.Out, stderr)
+	if code == 0 && m.Shards > 1 {
+		fmt.Fprintf(stderr, "matrix: shard %d of %d done; lockcheck merge --out DIR %s ... joins it with the others\n", m.Shard, m.Shards, m.Out)
+	}
+	return code
+}
+
+// totals counts a matrix's cells by outcome, in one line.
+func totals(idx *reports.Index) string {
+	var parts []string
+	for _, o := range reports.CellOutcomes {
+		if n := idx.Count(o); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o.Label(), n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// matrixExit is a finished matrix's exit code (see matrixDoc): 1 when a
+// fenced client's fence failed anywhere, said on stderr; 2 when a run did
+// not finish; else 0.
+func matrixExit(idx *reports.Index, out string, stderr io.Writer) int {
 	for _, c := range idx.Cells {
 		if c.FenceViolated() {
-			fmt.Fprintf(stderr, "lockcheck: the fenced client %s let a stale write through on %s %s under %s: %s\n", c.Client, c.Server, c.Topology, c.Fault, filepath.Join(m.Out, c.Link))
+			fmt.Fprintf(stderr, "lockcheck: the fenced client %s let a stale write through on %s %s under %s: %s\n", c.Client, c.Server, c.Topology, c.Fault, filepath.Join(out, c.Link))
 			return 1
 		}
 	}
-	if !idx.Complete {
+	if !idx.Complete || harness.Incomplete(idx) > 0 {
 		return usageExit
-	}
-	if m.Shards > 1 {
-		fmt.Fprintf(stderr, "matrix: shard %d of %d done; lockcheck merge --out DIR %s ... joins it with the others\n", m.Shard, m.Shards, m.Out)
 	}
 	return 0
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
@@ -60,21 +59,6 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := reports.WriteIndex(*out, merged); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	var totals []string
-	for _, o := range reports.CellOutcomes {
-		if n := merged.Count(o); n > 0 {
-			totals = append(totals, fmt.Sprintf("%s %d", o.Label(), n))
-		}
-	}
-	fmt.Fprintf(stdout, "merged %d shards: %s: %s\n", len(parts), strings.Join(totals, ", "), filepath.Join(*out, "index.html"))
-	for _, c := range merged.Cells {
-		if c.FenceViolated() {
-			fmt.Fprintf(stderr, "lockcheck: the fenced client %s let a stale write through on %s %s under %s: %s\n", c.Client, c.Server, c.Topology, c.Fault, filepath.Join(*out, c.Link))
-			return 1
-		}
-	}
-	if !merged.Complete || harness.Incomplete(merged) > 0 {
-		return usageExit
-	}
-	return 0
+	fmt.Fprintf(stdout, "merged %d shards: %s: %s\n", len(parts), totals(merged), filepath.Join(*out, "index.html"))
+	return matrixExit(merged, *out, stderr)
 }
