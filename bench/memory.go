@@ -14,6 +14,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -109,7 +110,7 @@ func memoryChild(ctx context.Context, cfg config, log *slog.Logger, out io.Write
 			log.Info("memory run", "elapsed", s.Elapsed.Round(time.Second), "ops", s.Ops)
 		}
 	}
-	h, err := w.Run(ctx, scenarios.ConfigFor(t))
+	h, err := w.Run(ctx, lockclient.ConfigFor(t))
 	if err != nil {
 		return err
 	}

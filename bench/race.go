@@ -13,6 +13,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -106,7 +107,7 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 // under kill-primary on t, for d: nothing else is changed.
 func raceScenario(t *topology.Topology, seed int64, d time.Duration) scenarios.Scenario {
 	return scenarios.Scenario{Server: t.Build.Name, Topology: t.Kind, Client: "native",
-		Faults: []string{scenarios.KillPrimary.Name()}, Duration: d, Seed: seed}
+		Faults: []string{fault.KillPrimary.Name()}, Duration: d, Seed: seed}
 }
 
 // watchDoubleHolder checks the history so far every 2 s and ends the run
@@ -159,7 +160,7 @@ func firstDoubleHolder(ctx context.Context, h *history.History) (bool, time.Dura
 func firstKillWindow(h *history.History) int64 {
 	kill := int64(-1)
 	for _, f := range h.Faults {
-		if f.Name == scenarios.KillPrimary.Name() && (kill < 0 || f.Start < kill) {
+		if f.Name == fault.KillPrimary.Name() && (kill < 0 || f.Start < kill) {
 			kill = f.Start
 		}
 	}

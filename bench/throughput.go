@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -48,7 +49,7 @@ func (b *bench) throughputSection(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
-		h, err := opBound(b.cfg, int64(i+1), b.cfg.tpDuration, history.NewRecorder()).Run(ctx, scenarios.ConfigFor(t))
+		h, err := opBound(b.cfg, int64(i+1), b.cfg.tpDuration, history.NewRecorder()).Run(ctx, lockclient.ConfigFor(t))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("workload: %w", err))
 		} else {

@@ -10,6 +10,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 )
 
 // TestMutantCasesAreWellFormed checks the table catch-rate runs: every
@@ -18,7 +19,7 @@ import (
 func TestMutantCasesAreWellFormed(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range scenarios.MutantCases() {
-		if !scenarios.KnownKind(c.Client) || !scenarios.KnownKind(c.Control) {
+		if !lockclient.Known(c.Client) || !lockclient.Known(c.Control) {
 			t.Errorf("%s: unknown client or control %q", c.Client, c.Control)
 		}
 		if !strings.HasPrefix(c.Client, "mutant-") || strings.HasPrefix(c.Control, "mutant-") {

@@ -15,6 +15,8 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -34,7 +36,7 @@ type Options struct {
 	Progress io.Writer
 	// Configure, when set, adjusts the clients' configuration: a test's
 	// hook, never a run setting (those are the Scenario's).
-	Configure func(*scenarios.ClientConfig)
+	Configure func(*lockclient.Config)
 }
 
 // Outcome is what a run produced.
@@ -45,7 +47,7 @@ type Outcome struct {
 	Check   *checker.Result
 	Result  reports.RunResult
 	// Schedule is the fault schedule the seed gave.
-	Schedule []scenarios.Event
+	Schedule []fault.Event
 	// Interrupted says ctx ended before the run's duration: the results
 	// are partial.
 	Interrupted bool
@@ -171,7 +173,7 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 	// history.json is written leaves what it had (lockcheck check DIR).
 	stream := filepath.Join(o.Out, history.StreamName)
 	meta := history.Meta{Server: t.Build.Name, Version: t.Version, Topology: string(t.Kind), Client: s.Client, Seed: s.Seed,
-		TTLms: s.TTL.Milliseconds(), Clients: s.Clients, Keys: s.Keys, Fenced: s.Fenced || scenarios.DrawsFences(s.Client), Faults: s.Faults}
+		TTLms: s.TTL.Milliseconds(), Clients: s.Clients, Keys: s.Keys, Fenced: s.Fenced || lockclient.DrawsFences(s.Client), Faults: s.Faults}
 	if err := rec.StreamTo(stream, meta); err != nil {
 		return nil, err
 	}
@@ -181,7 +183,7 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 		Workload:  scenarios.Workload{Scenario: s, Recorder: rec, Log: log},
 		StderrDir: o.Out,
 		Log:       log,
-		Injected:  func(scenarios.Event, error) { injected.Add(1) },
+		Injected:  func(fault.Event, error) { injected.Add(1) },
 		Configure: o.Configure,
 	}
 	stopProgress := func() {}

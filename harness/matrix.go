@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -124,7 +125,7 @@ func (m *Matrix) layout() (*reports.Index, []matrixRun) {
 			for _, c := range m.Clients {
 				for _, f := range m.Faults {
 					cell := reports.IndexCell{Server: b.Name, Topology: string(k), Client: c, Fault: f}
-					fault, err := scenarios.LookupFault(f)
+					fault, err := fault.Lookup(f)
 					switch {
 					case err != nil:
 						cell.Outcome, cell.Reason = reports.CellError, err.Error()

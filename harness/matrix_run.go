@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/reports"
-	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -67,7 +67,7 @@ func (m *Matrix) runOne(ctx context.Context, eng *topology.Engine, r matrixRun, 
 	err := m.runIn(ctx, eng, r, cell, dir)
 	switch {
 	case err == nil:
-	case errors.Is(err, scenarios.ErrUnsupported):
+	case errors.Is(err, lockclient.ErrUnsupported):
 		cell.Outcome, cell.Reason = reports.CellNA, err.Error()
 	case ctx.Err() != nil:
 		cell.Outcome, cell.Reason = reports.CellNotRun, "interrupted: "+err.Error()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -17,19 +19,19 @@ type Chaos struct {
 	Workload Workload
 	Log      *slog.Logger
 	// Injected, when set, is told each fault as it ends.
-	Injected func(Event, error)
+	Injected func(fault.Event, error)
 	// StderrDir keeps external adapters' stderr (the run's folder).
 	StderrDir string
 	// Configure, when set, adjusts the clients' configuration (a test
 	// knob such as FenceGap).
-	Configure func(*ClientConfig)
+	Configure func(*lockclient.Config)
 }
 
 // ChaosResult is what a run produced.
 type ChaosResult struct {
 	History *history.History
 	// Schedule is the plan the seed gave; Notes say which faults failed.
-	Schedule []Event
+	Schedule []fault.Event
 	Notes    []string
 }
 
@@ -57,9 +59,9 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 		return nil, err
 	}
 	if w.Freezer == nil {
-		w.Freezer = NewFreezer()
+		w.Freezer = fault.NewFreezer()
 	}
-	env := FaultEnv{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer}
+	env := fault.Env{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer}
 
 	// The faults end with the workload; a fault that panics ends both (the
 	// run is void, and the caller must still tear down).
@@ -71,7 +73,7 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		guard(abort, "fault schedule", func() {
-			RunSchedule(fctx, w.Recorder.Started(), events, faults, env, func(ev Event, err error) {
+			fault.RunSchedule(fctx, w.Recorder.Started(), events, faults, env, func(ev fault.Event, err error) {
 				if err != nil && fctx.Err() == nil {
 					notes.add(fmt.Sprintf("%s at %s on %s: %v", ev.Fault, ev.At.Round(time.Millisecond), ev.Key, err))
 					c.Log.Warn("fault failed", "fault", ev.Fault, "err", err)
@@ -82,7 +84,7 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 			})
 		})
 	})
-	cfg := ConfigFor(t)
+	cfg := lockclient.ConfigFor(t)
 	cfg.StderrDir = c.StderrDir
 	if c.Configure != nil {
 		c.Configure(&cfg)
@@ -112,10 +114,4 @@ func (n *faultNotes) add(s string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.list = append(n.list, s)
-}
-
-// KnownKind reports whether kind names a built-in client.
-func KnownKind(kind string) bool {
-	_, ok := registry[kind]
-	return ok
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/valkey-io/valkey-go"
-
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -17,8 +17,16 @@ type panicFault struct{}
 
 func (panicFault) Name() string                 { return "test-panic" }
 func (panicFault) Available(topology.Kind) bool { return true }
-func (panicFault) Inject(context.Context, FaultEnv) error {
+func (panicFault) Inject(context.Context, fault.Env) error {
 	panic("the fault broke")
+}
+
+// panicRelease is the native client whose release panics, as a client
+// library might.
+type panicRelease struct{ lockclient.Client }
+
+func (panicRelease) Release(context.Context, string, string) lockclient.Result {
+	panic("the client library broke")
 }
 
 // TestPanicEndsTheRun shows that a panic in a worker's client or in a fault
@@ -26,12 +34,19 @@ func (panicFault) Inject(context.Context, FaultEnv) error {
 // before the caller tears the topology down.
 func TestPanicEndsTheRun(t *testing.T) {
 	topo := startStandalone(t, "valkey-9.1")
-	registry["test-panic-release"] = cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ,
-		func(context.Context, valkey.CommandClient, string, string) Result { panic("the client library broke") }))
-	t.Cleanup(func() { delete(registry, "test-panic-release") })
-
-	faultTable = append(faultTable, panicFault{})
-	t.Cleanup(func() { faultTable = faultTable[:len(faultTable)-1] })
+	unregister, err := lockclient.Register("test-panic-release", nil, func(cfg lockclient.Config) (lockclient.Client, error) {
+		c, err := lockclient.NewClient("native", cfg)
+		return panicRelease{c}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unregister)
+	unregisterFault, err := fault.Register(panicFault{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unregisterFault)
 
 	cases := []struct {
 		name, client, where string

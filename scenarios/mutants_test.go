@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 )
 
 // TestMutantBugs makes each mutant's bug happen in a targeted scenario on
@@ -15,7 +16,7 @@ import (
 func TestMutantBugs(t *testing.T) {
 	topo := startStandalone(t, "valkey-9.1")
 	raw := direct(t, topo)
-	cfg := ConfigFor(topo)
+	cfg := lockclient.ConfigFor(topo)
 	ctx := context.Background()
 	const key = "lock:{m1}"
 	ttl := 200 * time.Millisecond
@@ -96,7 +97,7 @@ func TestMutantBugs(t *testing.T) {
 		slow.MidOp = func(context.Context, string) { close(paused); <-resume }
 		stale, next := newTestClient(t, "mutant-fence-outside", slow), newTestClient(t, "fenced", cfg)
 		staleCall := rec.Now()
-		done := make(chan Result)
+		done := make(chan lockclient.Result)
 		go func() { done <- stale.Acquire(ctx, key, ttl) }()
 		<-paused
 		awaitGone(t, raw, key)
@@ -136,17 +137,17 @@ func TestMutantBugs(t *testing.T) {
 		flushAll(t, raw)
 		rec := history.NewRecorder()
 		hider, other := newTestClient(t, "mutant-reacquire", cfg), newTestClient(t, "native", cfg)
-		record := func(worker int, kind history.Kind, token string, f func() Result) Result {
+		record := func(worker int, kind history.Kind, token string, f func() lockclient.Result) lockclient.Result {
 			call := rec.Now()
 			r := f()
 			rec.Add(history.Op{Client: worker, Worker: worker, Key: key, Kind: kind, Token: token, Outcome: r.Outcome, Call: call, Return: rec.Now()})
 			return r
 		}
-		a := record(0, history.Acquire, "", func() Result { return hider.Acquire(ctx, key, ttl) })
+		a := record(0, history.Acquire, "", func() lockclient.Result { return hider.Acquire(ctx, key, ttl) })
 		time.Sleep(ttl + 100*time.Millisecond) // lost: the lease ran out
-		b := record(1, history.Acquire, "", func() Result { return other.Acquire(ctx, key, time.Second) })
-		record(1, history.Release, b.Token, func() Result { return other.Release(ctx, key, b.Token) })
-		e := record(0, history.Extend, a.Token, func() Result { return hider.Extend(ctx, key, a.Token, ttl) })
+		b := record(1, history.Acquire, "", func() lockclient.Result { return other.Acquire(ctx, key, time.Second) })
+		record(1, history.Release, b.Token, func() lockclient.Result { return other.Release(ctx, key, b.Token) })
+		e := record(0, history.Extend, a.Token, func() lockclient.Result { return hider.Extend(ctx, key, a.Token, ttl) })
 		if e.Outcome != history.OK {
 			t.Fatalf("the mutant's extend after losing the lock: %v, want ok (the bug hides it)", e)
 		}

@@ -6,8 +6,11 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/lockcheck/lockcheck/history"
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 )
 
 // observer reads lock keys on a connection of its own, so that what the
@@ -23,7 +26,7 @@ type observer struct {
 	timeout time.Duration
 }
 
-func newObserver(cfg ClientConfig, rec *history.Recorder) (*observer, error) {
+func newObserver(cfg lockclient.Config, rec *history.Recorder) (*observer, error) {
 	opt := cfg.Option
 	opt.DisableRetry = true
 	c, err := valkey.NewClient(opt)
@@ -37,7 +40,7 @@ func (o *observer) Close() { o.c.Close() }
 
 // read observes key once and records it under porcupine client cid.
 func (o *observer) read(cid int, key string) {
-	ctx, cancel := withTimeout(context.Background(), o.timeout)
+	ctx, cancel := lockclient.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	call := o.rec.Now()
 	pttl, token, err := o.pttlAndValue(ctx, key)
@@ -79,7 +82,7 @@ func (o *observer) run(ctx context.Context, keys []string, every time.Duration, 
 	for {
 		gap := uniform(r, every/2, every*3/2)
 		key := keys[r.IntN(len(keys))]
-		if !sleep(ctx, gap) {
+		if !pace.Sleep(ctx, gap) {
 			return
 		}
 		o.read(cid, key)

@@ -19,7 +19,7 @@ import (
 // few milliseconds to several extend periods; stalls past the lease come
 // mid-work, just before an extend and just before the release; some holds
 // extend and release right at the lease's end; and some are frozen inside
-// one lock operation (see opPause).
+// one lock operation (see lockclient.Pause).
 type Plan struct {
 	Key string
 	// Work is how long the holder works, extending every Step.

@@ -2,11 +2,11 @@ package scenarios
 
 import (
 	"math/rand/v2"
-
-	"github.com/lockcheck/lockcheck/history"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 func TestPlansSeeded(t *testing.T) {
@@ -87,30 +87,5 @@ func TestBackoff(t *testing.T) {
 		if d < ceil/2 || d > ceil {
 			t.Fatalf("attempt %d: backoff %v outside [%v, %v]", n, d, ceil/2, ceil)
 		}
-	}
-}
-
-func TestFenceKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"lock:{k1}":     "fence:{k1}",
-		"lock:{a}:b{c}": "fence:{a}",
-		"plain":         "fence:{plain}",
-		"odd:{}x":       "fence:{odd:{}x}",
-	} {
-		if got := fenceKey(in); got != want {
-			t.Errorf("fenceKey(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestUnsupportedLine(t *testing.T) {
-	caps := Capabilities{CapIFEQ: true, CapLua: true}
-	err := caps.Check("native", "valkey-8.1", "8.1.1")
-	want := "client native needs DELIFEQ (Valkey 9.0+); valkey-8.1 (8.1.1) does not have it"
-	if err == nil || err.Error() != want {
-		t.Fatalf("got %v, want %q", err, want)
-	}
-	if caps.Check("lua", "valkey-8.1", "8.1.1") != nil {
-		t.Fatal("lua refused on a server with Lua")
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -93,7 +95,7 @@ type Scenario struct {
 	WriteGap time.Duration `json:"-"`
 	// Wait asks for WAIT or WAITAOF after every acquire (off): the
 	// article's mitigation, which narrows the failover window.
-	Wait WaitOptions `json:"wait,omitzero"`
+	Wait lockclient.WaitOptions `json:"wait,omitzero"`
 	// FenceGap is a pause between SET and INCR in mutant-fence-outside,
 	// standing in for a GC pause; FenceGapRandom makes half of those
 	// pauses FenceGap and half none (off).
@@ -143,8 +145,8 @@ func (s Scenario) WithDefaults() Scenario {
 	setDuration(&s.WriteGap, s.TTL/10)
 	setDuration(&s.ClockTolerance, 10*time.Millisecond)
 	setDuration(&s.CallTimeout, time.Second)
-	if s.Wait.enabled() && s.Wait.OnShort == "" {
-		s.Wait.OnShort = WaitGoOn
+	if s.Wait.Enabled() && s.Wait.OnShort == "" {
+		s.Wait.OnShort = lockclient.WaitGoOn
 	}
 	return s
 }
@@ -166,8 +168,8 @@ func (s Scenario) Validate() error {
 	if _, err := topology.ParseKind(string(s.Topology)); err != nil {
 		return err
 	}
-	if !strings.HasPrefix(s.Client, ExternalPrefix) && !KnownKind(s.Client) {
-		return unknownKind(s.Client)
+	if err := lockclient.Check(s.Client); err != nil {
+		return err
 	}
 	if s.Duration < 0 || s.Clients < 0 || s.Keys < 0 {
 		return errors.New("duration, clients and keys must be positive")
@@ -184,7 +186,7 @@ func (s Scenario) Validate() error {
 		}
 	}
 	for _, name := range s.Faults {
-		f, err := LookupFault(name)
+		f, err := fault.Lookup(name)
 		if err != nil {
 			return err
 		}
@@ -192,15 +194,15 @@ func (s Scenario) Validate() error {
 			return fmt.Errorf("fault %s does not fit a %s topology: choose a topology with replicas (sentinel or cluster)", name, s.Topology)
 		}
 	}
-	if s.Wait.enabled() {
+	if s.Wait.Enabled() {
 		if s.Wait.AOF && !s.AOF {
 			return errors.New("WAITAOF needs AOF on the servers: add --aof")
 		}
 		if s.Wait.Replicas > 0 && s.Topology == topology.Standalone {
 			return fmt.Errorf("WAIT for %d replicas on a standalone server always falls short: choose a topology with replicas", s.Wait.Replicas)
 		}
-		if s.Wait.OnShort != WaitGoOn && s.Wait.OnShort != WaitRelease {
-			return fmt.Errorf("on-short %q: want %s or %s", s.Wait.OnShort, WaitGoOn, WaitRelease)
+		if s.Wait.OnShort != lockclient.WaitGoOn && s.Wait.OnShort != lockclient.WaitRelease {
+			return fmt.Errorf("on-short %q: want %s or %s", s.Wait.OnShort, lockclient.WaitGoOn, lockclient.WaitRelease)
 		}
 	}
 	for node, b := range s.NodeBuilds {
@@ -212,10 +214,10 @@ func (s Scenario) Validate() error {
 }
 
 // FaultList looks up the scenario's faults by name.
-func (s Scenario) FaultList() ([]Fault, error) {
-	var out []Fault
+func (s Scenario) FaultList() ([]fault.Fault, error) {
+	var out []fault.Fault
 	for _, name := range s.Faults {
-		f, err := LookupFault(name)
+		f, err := fault.Lookup(name)
 		if err != nil {
 			return nil, err
 		}
@@ -235,13 +237,13 @@ func (s Scenario) LockKeys() []string {
 }
 
 // Schedule is the fault schedule the seed gives (see Schedule).
-func (s Scenario) Schedule() ([]Event, error) {
+func (s Scenario) Schedule() ([]fault.Event, error) {
 	s = s.WithDefaults()
 	faults, err := s.FaultList()
 	if err != nil {
 		return nil, err
 	}
-	return Schedule(s.Seed, faults, s.LockKeys(), s.Duration, s.TTL), nil
+	return fault.Schedule(s.Seed, faults, s.LockKeys(), s.Duration, s.TTL), nil
 }
 
 // Builds lists every build the scenario's nodes run, Server first.
@@ -291,7 +293,7 @@ func (s Scenario) Summary() string {
 		}
 		parts = append(parts, gap)
 	}
-	if s.Wait.enabled() {
+	if s.Wait.Enabled() {
 		parts = append(parts, fmt.Sprintf("%s after every acquire, %s when short", s.Wait, s.Wait.OnShort))
 	}
 	for _, f := range s.Faults {

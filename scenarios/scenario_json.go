@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 )
 
 // scenarioTimes are a Scenario's durations as people write them ("15s"),
@@ -73,44 +75,14 @@ func (s *Scenario) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the timeout as text.
-func (w WaitOptions) MarshalJSON() ([]byte, error) {
-	type plain WaitOptions
-	return json.Marshal(struct {
-		plain
-		Timeout string `json:"timeout"`
-	}{plain(w), w.Timeout.String()})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (w *WaitOptions) UnmarshalJSON(b []byte) error {
-	type plain WaitOptions
-	var v struct {
-		plain
-		Timeout string `json:"timeout"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*w = WaitOptions(v.plain)
-	if v.Timeout != "" {
-		d, err := time.ParseDuration(v.Timeout)
-		if err != nil {
-			return fmt.Errorf("wait timeout: %w", err)
-		}
-		w.Timeout = d
-	}
-	return nil
-}
-
 // RunFile is a run folder's scenario.json: the resolved scenario and the
 // fault schedule its seed gave, with each fault's planned offset from the
 // workload's start. It is written before anything starts.
 type RunFile struct {
 	// Format is RunFileFormat; a reader refuses a newer one.
-	Format   int      `json:"format"`
-	Scenario Scenario `json:"scenario"`
-	Schedule []Event  `json:"schedule"`
+	Format   int           `json:"format"`
+	Scenario Scenario      `json:"scenario"`
+	Schedule []fault.Event `json:"schedule"`
 	// Replay is the command that runs the scenario again.
 	Replay string `json:"replay"`
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -22,7 +24,7 @@ func TestScenarioDefaults(t *testing.T) {
 	if s.WorkMin != 2*time.Second || s.WorkMax != 10*time.Second || s.ObserveEvery != 2500*time.Millisecond || s.WriteGap != time.Second {
 		t.Fatalf("TTL-derived defaults: %+v", s)
 	}
-	if s.StallRate != 0 || s.PauseRate != 0 || s.LateRate != None || s.AbandonRate != 0.02 || len(s.Faults) != 0 || s.Wait.enabled() {
+	if s.StallRate != 0 || s.PauseRate != 0 || s.LateRate != None || s.AbandonRate != 0.02 || len(s.Faults) != 0 || s.Wait.Enabled() {
 		t.Fatalf("shares: %+v", s)
 	}
 	if again := s.WithDefaults(); !reflect.DeepEqual(again, s) {
@@ -35,9 +37,9 @@ func TestScenarioDefaults(t *testing.T) {
 func TestScenarioJSON(t *testing.T) {
 	s := Scenario{Server: "valkey-9.1", NodeBuilds: map[string]string{"n1": "valkey-8.1"}, Topology: topology.Sentinel, AOF: true,
 		Client: "external:python3 a.py", Fenced: true, Faults: []string{"kill-primary", "clock-jump"}, Seed: 42, StallRate: 0.25,
-		Wait:     WaitOptions{Replicas: 1, AOF: true, Local: 1, Timeout: 50 * time.Millisecond, OnShort: WaitRelease},
+		Wait:     lockclient.WaitOptions{Replicas: 1, AOF: true, Local: 1, Timeout: 50 * time.Millisecond, OnShort: lockclient.WaitRelease},
 		FenceGap: 3 * time.Millisecond, CallTimeout: 2 * time.Second}.WithDefaults()
-	f := RunFile{Format: RunFileFormat, Scenario: s, Schedule: []Event{{At: 3 * time.Second, Fault: "kill-primary", Key: LockKey(0)}}, Replay: "lockcheck replay x"}
+	f := RunFile{Format: RunFileFormat, Scenario: s, Schedule: []fault.Event{{At: 3 * time.Second, Fault: "kill-primary", Key: LockKey(0)}}, Replay: "lockcheck replay x"}
 	path := filepath.Join(t.TempDir(), RunFileName)
 	if err := f.Save(path); err != nil {
 		t.Fatal(err)
@@ -71,9 +73,9 @@ func TestScenarioValidate(t *testing.T) {
 		"unknown fault":             {Server: "v", Faults: []string{"nope"}},
 		"stall rate 2":              {Server: "v", StallRate: 2},
 		"shorter than work min":     {Server: "v", WorkMin: time.Second, WorkMax: time.Millisecond},
-		"WAITAOF needs AOF":         {Server: "v", Wait: WaitOptions{AOF: true, Local: 1, OnShort: WaitGoOn}},
-		"always falls short":        {Server: "v", Wait: WaitOptions{Replicas: 1, OnShort: WaitGoOn}},
-		"on-short":                  {Server: "v", Topology: topology.Sentinel, Wait: WaitOptions{Replicas: 1, OnShort: "retry"}},
+		"WAITAOF needs AOF":         {Server: "v", Wait: lockclient.WaitOptions{AOF: true, Local: 1, OnShort: lockclient.WaitGoOn}},
+		"always falls short":        {Server: "v", Wait: lockclient.WaitOptions{Replicas: 1, OnShort: lockclient.WaitGoOn}},
+		"on-short":                  {Server: "v", Topology: topology.Sentinel, Wait: lockclient.WaitOptions{Replicas: 1, OnShort: "retry"}},
 	} {
 		err := s.Validate()
 		if err == nil || !strings.Contains(err.Error(), want) {

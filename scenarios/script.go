@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -35,12 +38,12 @@ type Script struct {
 // Step is one recorded lock call of a script: what the client reported,
 // and when it was called and returned on the recorder's clock.
 type Step struct {
-	Result
+	lockclient.Result
 	Call, Return int64
 }
 
 type scriptWorker struct {
-	client Client
+	client lockclient.Client
 	// cid is the porcupine client id; it changes after every Unknown.
 	cid int
 }
@@ -48,14 +51,14 @@ type scriptWorker struct {
 // NewScript builds one worker per kind, each with its own client on t;
 // configure, when set, adjusts worker i's client configuration (a
 // mutant's FenceGap or MidOp). The first kind names the history's client.
-func NewScript(t *topology.Topology, kinds []string, configure func(worker int, cfg *ClientConfig)) (*Script, error) {
+func NewScript(t *topology.Topology, kinds []string, configure func(worker int, cfg *lockclient.Config)) (*Script, error) {
 	if len(kinds) == 0 {
 		return nil, fmt.Errorf("script: no worker")
 	}
 	rec := history.NewRecorder()
-	s := &Script{Topo: t, Rec: rec, Res: NewResource(rec, drawsFences(kinds[0]), 0), observer: rec.NewClient()}
+	s := &Script{Topo: t, Rec: rec, Res: NewResource(rec, lockclient.DrawsFences(kinds[0]), 0), observer: rec.NewClient()}
 	for i, kind := range kinds {
-		cfg := ConfigFor(t)
+		cfg := lockclient.ConfigFor(t)
 		cfg.ID, cfg.Clock = i, rec.Now
 		// A call that times out is an Unknown, which a script cannot build
 		// on: the budget is long next to any answer a server gives.
@@ -63,7 +66,7 @@ func NewScript(t *topology.Topology, kinds []string, configure func(worker int, 
 		if configure != nil {
 			configure(i, &cfg)
 		}
-		c, err := NewClient(kind, cfg)
+		c, err := lockclient.NewClient(kind, cfg)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("script: worker %d: %w", i, err)
@@ -82,7 +85,7 @@ func (s *Script) Close() {
 
 // Acquire has worker w take key for ttl.
 func (s *Script) Acquire(ctx context.Context, w int, key string, ttl time.Duration) Step {
-	return s.call(w, history.Acquire, key, "", ttl, func() Result { return s.workers[w].client.Acquire(ctx, key, ttl) })
+	return s.call(w, history.Acquire, key, "", ttl, func() lockclient.Result { return s.workers[w].client.Acquire(ctx, key, ttl) })
 }
 
 // AcquireWithin retries worker w's acquire every 20 ms until it holds key
@@ -93,7 +96,7 @@ func (s *Script) AcquireWithin(ctx context.Context, w int, key string, ttl, limi
 	deadline := time.Now().Add(limit)
 	for {
 		r := s.Acquire(ctx, w, key, ttl)
-		if r.Outcome == history.OK || time.Now().After(deadline) || !sleep(ctx, 20*time.Millisecond) {
+		if r.Outcome == history.OK || time.Now().After(deadline) || !pace.Sleep(ctx, 20*time.Millisecond) {
 			return r
 		}
 	}
@@ -101,12 +104,12 @@ func (s *Script) AcquireWithin(ctx context.Context, w int, key string, ttl, limi
 
 // Extend has worker w extend the acquisition that returned token.
 func (s *Script) Extend(ctx context.Context, w int, key, token string, ttl time.Duration) Step {
-	return s.call(w, history.Extend, key, token, ttl, func() Result { return s.workers[w].client.Extend(ctx, key, token, ttl) })
+	return s.call(w, history.Extend, key, token, ttl, func() lockclient.Result { return s.workers[w].client.Extend(ctx, key, token, ttl) })
 }
 
 // Release has worker w release the acquisition that returned token.
 func (s *Script) Release(ctx context.Context, w int, key, token string) Step {
-	return s.call(w, history.Release, key, token, 0, func() Result { return s.workers[w].client.Release(ctx, key, token) })
+	return s.call(w, history.Release, key, token, 0, func() lockclient.Result { return s.workers[w].client.Release(ctx, key, token) })
 }
 
 // Write is worker w's write to the resource as the holder of held; it
@@ -148,7 +151,7 @@ func (s *Script) Observe(ctx context.Context, key string) (int64, error) {
 func (s *Script) AwaitGone(ctx context.Context, key string, limit time.Duration) error {
 	var pttl int64
 	var err error
-	found := poll(ctx, limit, 5*time.Millisecond, func() bool {
+	found := pace.Poll(ctx, limit, 5*time.Millisecond, func() bool {
 		call := s.Rec.Now()
 		pttl, err = s.read(ctx, key)
 		if err == nil && pttl == -2 {
@@ -157,7 +160,7 @@ func (s *Script) AwaitGone(ctx context.Context, key string, limit time.Duration)
 		}
 		return false
 	})
-	if found == errLimit {
+	if found == pace.ErrLimit {
 		return fmt.Errorf("%s still there %s later (PTTL %d, %v)", key, limit, pttl, err)
 	}
 	return found
@@ -192,23 +195,23 @@ func (s *Script) observed(key string, call, pttl int64, err error) history.Op {
 // recorder's clock). A script uses it only where a later wake-up changes
 // nothing, never to guess when something else happened.
 func (s *Script) SleepPast(ctx context.Context, at int64, d time.Duration) {
-	sleep(ctx, time.Duration(at)+d-time.Duration(s.Rec.Now()))
+	pace.Sleep(ctx, time.Duration(at)+d-time.Duration(s.Rec.Now()))
 }
 
 // FaultEnv is the environment for injecting a fault by hand at one key:
 // the fault waits for acquires called from now on.
-func (s *Script) FaultEnv(key string, ttl time.Duration) FaultEnv {
-	return FaultEnv{Topo: s.Topo, Rec: s.Rec, TTL: ttl, Key: key, From: s.Rec.Now(), Log: slog.New(slog.DiscardHandler)}
+func (s *Script) FaultEnv(key string, ttl time.Duration) fault.Env {
+	return fault.Env{Topo: s.Topo, Rec: s.Rec, TTL: ttl, Key: key, From: s.Rec.Now(), Log: slog.New(slog.DiscardHandler)}
 }
 
 // AwaitFault waits until a fault window named name has opened in the
 // history (a fault opens it once its preparation is in place), or limit
 // passed.
 func (s *Script) AwaitFault(ctx context.Context, name string, limit time.Duration) error {
-	err := poll(ctx, limit, 5*time.Millisecond, func() bool {
+	err := pace.Poll(ctx, limit, 5*time.Millisecond, func() bool {
 		return slices.ContainsFunc(s.Rec.History(history.Meta{}).Faults, func(f history.Fault) bool { return f.Name == name })
 	})
-	if err == errLimit {
+	if err == pace.ErrLimit {
 		return fmt.Errorf("fault %s did not start within %s", name, limit)
 	}
 	return err
@@ -222,7 +225,7 @@ func (s *Script) History() *history.History {
 }
 
 // call runs one lock call of worker w and records it as the workload does.
-func (s *Script) call(w int, kind history.Kind, key, token string, ttl time.Duration, f func() Result) Step {
+func (s *Script) call(w int, kind history.Kind, key, token string, ttl time.Duration, f func() lockclient.Result) Step {
 	wk := &s.workers[w]
 	call := s.Rec.Now()
 	r := f()

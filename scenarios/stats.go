@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 )
 
 // Stats counts what a running workload has done, for a live progress line.
@@ -62,7 +64,7 @@ type counters struct {
 // counted is a client that keeps counters of its own.
 type counted interface{ Counts() map[string]int64 }
 
-func (c *counters) snapshot(elapsed time.Duration, clients []Client) Stats {
+func (c *counters) snapshot(elapsed time.Duration, clients []lockclient.Client) Stats {
 	s := Stats{Elapsed: elapsed, Ops: c.ops.Load(), Acquired: c.acquired.Load(), AcquireFailed: c.acquireFailed.Load(),
 		Extended: c.extended.Load(), LostOnExtend: c.lostOnExtend.Load(), Released: c.released.Load(),
 		LostOnRelease: c.lostOnRelease.Load(), Unknown: c.unknown.Load(), Writes: c.writes.Load(),

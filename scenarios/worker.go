@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 )
 
 // worker is one logical client's loop: pick a key, acquire, work while
@@ -14,7 +16,7 @@ import (
 // into the history as told, for the checker to catch.
 type worker struct {
 	id     int
-	client Client
+	client lockclient.Client
 	// cid is the porcupine client id; it changes after every Unknown.
 	cid   int
 	w     Workload
@@ -51,7 +53,7 @@ func (wk *worker) hold(ctx context.Context, p Plan) {
 		wk.cnt.abandoned.Add(1)
 		return
 	}
-	r := wk.call(history.Release, p.Key, held.Token, 0, func(c context.Context) Result {
+	r := wk.call(history.Release, p.Key, held.Token, 0, func(c context.Context) lockclient.Result {
 		return wk.client.Release(c, p.Key, held.Token)
 	})
 	switch r.Outcome {
@@ -65,10 +67,10 @@ func (wk *worker) hold(ctx context.Context, p Plan) {
 
 // acquire retries with jittered backoff until it holds the lock or the run
 // ends.
-func (wk *worker) acquire(ctx context.Context, p Plan) (Result, bool) {
+func (wk *worker) acquire(ctx context.Context, p Plan) (lockclient.Result, bool) {
 	jitter := rand.New(rand.NewPCG(p.Jitter, 0))
 	for n := 0; ctx.Err() == nil; n++ {
-		r := wk.call(history.Acquire, p.Key, "", wk.w.TTL, func(c context.Context) Result {
+		r := wk.call(history.Acquire, p.Key, "", wk.w.TTL, func(c context.Context) lockclient.Result {
 			return wk.client.Acquire(c, p.Key, wk.w.TTL)
 		})
 		if r.Outcome == history.OK {
@@ -78,9 +80,9 @@ func (wk *worker) acquire(ctx context.Context, p Plan) (Result, bool) {
 		if r.Outcome == history.Fail {
 			wk.cnt.acquireFailed.Add(1)
 		}
-		sleep(ctx, backoff(n, wk.w.BackoffMin, wk.w.BackoffMax, jitter))
+		pace.Sleep(ctx, backoff(n, wk.w.BackoffMin, wk.w.BackoffMax, jitter))
 	}
-	return Result{}, false
+	return lockclient.Result{}, false
 }
 
 // work sleeps in steps of p.Step and extends between steps. Unfenced, it
@@ -93,7 +95,7 @@ func (wk *worker) acquire(ctx context.Context, p Plan) (Result, bool) {
 // before its extend, or after the last write and before the release. It
 // returns whether the lock should be released: not after a nil extend,
 // which says it is someone else's now.
-func (wk *worker) work(ctx context.Context, p Plan, held Result) bool {
+func (wk *worker) work(ctx context.Context, p Plan, held lockclient.Result) bool {
 	end := time.Now().Add(p.Work)
 	fenced := wk.res.Fenced()
 	for i := 0; ; i++ {
@@ -102,13 +104,13 @@ func (wk *worker) work(ctx context.Context, p Plan, held Result) bool {
 		if stalled {
 			d = p.Stall
 		}
-		if f := wk.w.Freezer.take(wk.id); f > 0 {
+		if f := wk.w.Freezer.Take(wk.id); f > 0 {
 			d, stalled = f, true
 		}
 		if stalled {
 			wk.cnt.stalls.Add(1)
 		}
-		if !sleep(ctx, d) {
+		if !pace.Sleep(ctx, d) {
 			return true
 		}
 		last := !time.Now().Before(end)
@@ -123,7 +125,7 @@ func (wk *worker) work(ctx context.Context, p Plan, held Result) bool {
 		if !wk.stallBefore(ctx, p, i, StallBeforeExtend) {
 			return true
 		}
-		r := wk.call(history.Extend, p.Key, held.Token, wk.w.TTL, func(c context.Context) Result {
+		r := wk.call(history.Extend, p.Key, held.Token, wk.w.TTL, func(c context.Context) lockclient.Result {
 			return wk.client.Extend(c, p.Key, held.Token, wk.w.TTL)
 		})
 		wk.extends++
@@ -150,12 +152,12 @@ func (wk *worker) stallBefore(ctx context.Context, p Plan, i int, where StallWhe
 		return ctx.Err() == nil
 	}
 	wk.cnt.stalls.Add(1)
-	return sleep(ctx, p.Stall)
+	return pace.Sleep(ctx, p.Stall)
 }
 
 // write sends one write to the resource and says whether it was accepted;
 // a rejected write means a newer holder wrote, so the work stops.
-func (wk *worker) write(key string, held Result) bool {
+func (wk *worker) write(key string, held lockclient.Result) bool {
 	okWrite := wk.res.Write(Write{Client: wk.cid, Worker: wk.id, Key: key, Token: held.Token, Fence: held.Fence, HasFence: held.HasFence})
 	wk.cnt.writes.Add(1)
 	wk.cnt.ops.Add(1)
@@ -168,16 +170,16 @@ func (wk *worker) write(key string, held Result) bool {
 // call runs one lock call and records it. Calls are not cut short when
 // the run ends (each has the client's own deadline), so that stopping
 // leaves no spurious Unknowns.
-func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, f func(context.Context) Result) Result {
+func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, f func(context.Context) lockclient.Result) lockclient.Result {
 	rec := wk.w.Recorder
 	pause := wk.pauseFor(kind)
 	call := rec.Now()
-	r := f(withOpPause(context.Background(), pause))
+	r := f(lockclient.WithPause(context.Background(), pause))
 	ret := rec.Now()
-	if pause != nil && pause.Fault && pause.taken.CompareAndSwap(false, true) {
+	if pause != nil && pause.Fault && pause.Take() {
 		time.Sleep(pause.For) // frozen right after the call instead
 	}
-	if pause != nil && pause.taken.Load() {
+	if pause != nil && pause.Taken() {
 		wk.cnt.pauses.Add(1)
 		wk.plan.Pause = 0 // taken: the later calls of this hold run free
 	}
@@ -203,14 +205,14 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 // or the release. A holder's extend or release also takes the pause-client
 // fault's pending pause, if it asks before a holder between two steps of
 // work does: the fault freezes a holder inside a lock call as well.
-func (wk *worker) pauseFor(kind history.Kind) *opPause {
+func (wk *worker) pauseFor(kind history.Kind) *lockclient.Pause {
 	p := wk.plan
 	if p.Pause > 0 && p.PauseIn == kind && (kind != history.Extend || wk.extends == p.PauseAt) {
-		return &opPause{For: p.Pause, After: p.PauseAfter}
+		return &lockclient.Pause{For: p.Pause, After: p.PauseAfter}
 	}
 	if kind != history.Acquire {
-		if f := wk.w.Freezer.take(wk.id); f > 0 {
-			return &opPause{For: f, Fault: true}
+		if f := wk.w.Freezer.Take(wk.id); f > 0 {
+			return &lockclient.Pause{For: f, Fault: true}
 		}
 	}
 	return nil
@@ -218,7 +220,7 @@ func (wk *worker) pauseFor(kind history.Kind) *opPause {
 
 // lockOp is the history's record of one lock call as the client reported
 // it: an acquire that may have taken the lock carries its token and fence.
-func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Duration, r Result, call, ret int64) history.Op {
+func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Duration, r lockclient.Result, call, ret int64) history.Op {
 	op := history.Op{Client: cid, Worker: worker, Key: key, Kind: kind, Token: token, TTLms: ttl.Milliseconds(),
 		Outcome: r.Outcome, Error: r.Err, Call: call, Return: ret}
 	if kind == history.Acquire && r.Outcome != history.Fail {
@@ -230,7 +232,7 @@ func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Dura
 // recordUndo records an acquire that gave the lock back before it
 // returned as what happened: an acquire that held until the release's
 // call, then that release.
-func (wk *worker) recordUndo(acq history.Op, r Result) {
+func (wk *worker) recordUndo(acq history.Op, r lockclient.Result) {
 	rec, u := wk.w.Recorder, r.Undo
 	acq.Outcome, acq.Error, acq.Return = history.OK, "", u.Call
 	acq.Token, acq.Fence, acq.HasFence = r.Token, r.Fence, r.HasFence
@@ -242,20 +244,5 @@ func (wk *worker) recordUndo(acq history.Op, r Result) {
 	if u.Release.Outcome == history.Unknown {
 		wk.cnt.unknown.Add(1)
 		wk.cid = rec.NewClient()
-	}
-}
-
-// sleep waits d or until ctx ends; it says whether the full time passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

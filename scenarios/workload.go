@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 )
 
 // Workload runs a Scenario's lock workload: Clients workers, each with its
@@ -25,7 +27,7 @@ type Workload struct {
 	// record fault windows in the same history.
 	Recorder *history.Recorder
 	// Freezer, when set, lets the pause-client fault freeze a holder.
-	Freezer *Freezer
+	Freezer *fault.Freezer
 	// Log receives lost locks and client notes; nil discards.
 	Log *slog.Logger
 	// Progress, when set, gets the counters every ProgressEvery (1 s) and
@@ -52,7 +54,7 @@ func (w Workload) withDefaults() Workload {
 // passes or ctx ends, and returns the history with its meta filled. A
 // build that lacks a command the client needs is refused before anything
 // runs, with an *UnsupportedError that says so in one line.
-func (w Workload) Run(ctx context.Context, cfg ClientConfig) (*history.History, error) {
+func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.History, error) {
 	w = w.withDefaults()
 	if w.Client == "" {
 		return nil, errors.New("workload: no client kind")
@@ -64,13 +66,13 @@ func (w Workload) Run(ctx context.Context, cfg ClientConfig) (*history.History, 
 	if cfg.Log == nil {
 		cfg.Log = w.Log
 	}
-	cfg = cfg.withDefaults()
-	if !strings.HasPrefix(w.Client, ExternalPrefix) {
-		if _, ok := registry[w.Client]; !ok {
-			return nil, unknownKind(w.Client)
-		}
+	cfg = cfg.WithDefaults()
+	if err := lockclient.Check(w.Client); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(w.Client, lockclient.ExternalPrefix) {
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		caps, err := Probe(pctx, cfg.Option)
+		caps, err := lockclient.Probe(pctx, cfg.Option)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -84,9 +86,9 @@ func (w Workload) Run(ctx context.Context, cfg ClientConfig) (*history.History, 
 		return nil, err
 	}
 	defer closeAll(clients)
-	res := NewResource(rec, w.Fenced || drawsFences(w.Client), w.WriteGap)
+	res := NewResource(rec, w.Fenced || lockclient.DrawsFences(w.Client), w.WriteGap)
 	var obs *observer
-	if w.ObserveEvery > 0 && observable(w.Client) {
+	if w.ObserveEvery > 0 && lockclient.Observable(w.Client) {
 		if obs, err = newObserver(cfg, rec); err != nil {
 			return nil, err
 		}
@@ -101,12 +103,12 @@ func (w Workload) Run(ctx context.Context, cfg ClientConfig) (*history.History, 
 }
 
 // clients builds one logical client per worker.
-func (w Workload) clients(cfg ClientConfig) ([]Client, error) {
-	var out []Client
+func (w Workload) clients(cfg lockclient.Config) ([]lockclient.Client, error) {
+	var out []lockclient.Client
 	for i := range w.Clients {
 		c := cfg
 		c.ID = i
-		cl, err := NewClient(w.Client, c)
+		cl, err := lockclient.NewClient(w.Client, c)
 		if err != nil {
 			closeAll(out)
 			return nil, fmt.Errorf("workload: client %d: %w", i, err)
@@ -116,7 +118,7 @@ func (w Workload) clients(cfg ClientConfig) ([]Client, error) {
 	return out, nil
 }
 
-func closeAll(clients []Client) {
+func closeAll(clients []lockclient.Client) {
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Go(func() { c.Close() })
@@ -127,7 +129,7 @@ func closeAll(clients []Client) {
 // drive runs the workers and the progress ticker until the run ends. A
 // worker that panics (its client library, most likely) stops every worker,
 // and drive returns the panic as a *PanicError.
-func (w Workload) drive(ctx context.Context, clients []Client, res *Resource, obs *observer) error {
+func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *Resource, obs *observer) error {
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	if w.Duration > 0 {

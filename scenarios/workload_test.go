@@ -12,14 +12,15 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
 // allKinds is every built-in kind plus the example Python adapter.
-func allKinds(t *testing.T) []string { return append(Kinds(), pythonAdapter(t)) }
+func allKinds(t *testing.T) []string { return append(lockclient.Kinds(), pythonAdapter(t)) }
 
 func kindLabel(kind string) string {
-	if strings.HasPrefix(kind, ExternalPrefix) {
+	if strings.HasPrefix(kind, lockclient.ExternalPrefix) {
 		return "external-python"
 	}
 	return kind
@@ -30,7 +31,7 @@ func kindLabel(kind string) string {
 func runFor(t *testing.T, topo *topology.Topology, kind string, d time.Duration) (*history.History, Stats, error) {
 	t.Helper()
 	var last Stats
-	cfg := ConfigFor(topo)
+	cfg := lockclient.ConfigFor(topo)
 	cfg.StderrDir = t.TempDir()
 	// A healthy server answers in milliseconds: a call that times out here
 	// would be the machine's load, not the client's, so the budget is long.
@@ -53,7 +54,7 @@ func checkHistory(t *testing.T, h *history.History, topo *topology.Topology, kin
 		m.Seed != 1 || m.TTLms != 300 || m.Clients != 3 || m.Keys != 2 || m.DurationNs <= 0 || m.Started == "" {
 		t.Fatalf("meta %+v", m)
 	}
-	if strings.HasPrefix(kind, ExternalPrefix) != strings.HasPrefix(m.Client, ExternalPrefix) {
+	if strings.HasPrefix(kind, lockclient.ExternalPrefix) != strings.HasPrefix(m.Client, lockclient.ExternalPrefix) {
 		t.Fatalf("meta client %q for kind %q", m.Client, kind)
 	}
 	count := map[history.Kind]map[history.Outcome]int{}
@@ -81,7 +82,7 @@ func checkHistory(t *testing.T, h *history.History, topo *topology.Topology, kin
 	if count[history.Acquire][history.OK] == 0 || count[history.Write][history.OK] == 0 || count[history.Release][history.OK] == 0 {
 		t.Fatalf("a run without acquires, writes or releases: %v", count)
 	}
-	if observable(kind) && count[history.Observe][history.OK] < count[history.Acquire][history.OK] {
+	if lockclient.Observable(kind) && count[history.Observe][history.OK] < count[history.Acquire][history.OK] {
 		t.Fatalf("%d observations for %d acquires: every OK acquire is observed", count[history.Observe][history.OK], count[history.Acquire][history.OK])
 	}
 	if n := len(unknownIDs); n > len(h.Ops)/10 {
@@ -112,7 +113,7 @@ func TestWorkloadEveryClient(t *testing.T) {
 			flushAll(t, raw)
 			h, stats, err := runFor(t, topo, kind, 2*time.Second)
 			if kind == "delex" {
-				if !errors.Is(err, ErrUnsupported) {
+				if !errors.Is(err, lockclient.ErrUnsupported) {
 					t.Fatalf("delex on valkey-9.1: %v, want a refusal", err)
 				}
 				t.Log(err)
@@ -132,10 +133,10 @@ func TestWorkloadEveryClient(t *testing.T) {
 // and the history shows each as an acquire and its release.
 func TestWorkloadWaitRelease(t *testing.T) {
 	topo := startStandalone(t, "valkey-9.1")
-	cfg := ConfigFor(topo)
+	cfg := lockclient.ConfigFor(topo)
 	var stats Stats
 	w := Workload{Scenario: adversarial(Scenario{Client: "fenced", Clients: 2, Keys: 1, TTL: 300 * time.Millisecond, Duration: 2 * time.Second, Seed: 3,
-		Wait: WaitOptions{Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: WaitRelease}}),
+		Wait: lockclient.WaitOptions{Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: lockclient.WaitRelease}}),
 		Progress: func(s Stats) { stats = s }}
 	h, err := w.Run(context.Background(), cfg)
 	if err != nil {
@@ -169,9 +170,9 @@ func TestWorkloadWaitRelease(t *testing.T) {
 	roundTrip(t, h)
 
 	// WaitGoOn keeps the lock and counts the short WAIT; WAITAOF too.
-	for _, wo := range []WaitOptions{
-		{Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: WaitGoOn},
-		{AOF: true, Local: 0, Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: WaitGoOn},
+	for _, wo := range []lockclient.WaitOptions{
+		{Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: lockclient.WaitGoOn},
+		{AOF: true, Local: 0, Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: lockclient.WaitGoOn},
 	} {
 		c := cfg
 		c.Wait = wo
@@ -183,7 +184,7 @@ func TestWorkloadWaitRelease(t *testing.T) {
 		cl.Release(context.Background(), "lock:{w1}", r.Token)
 	}
 	cfg.Wait = w.Wait
-	if _, err := NewClient("redsync", cfg); err == nil {
+	if _, err := lockclient.NewClient("redsync", cfg); err == nil {
 		t.Fatal("a library adapter accepted WAIT options it cannot honour")
 	}
 }
@@ -205,15 +206,15 @@ func TestEveryClientEveryBuild(t *testing.T) {
 			topo := startStandalone(t, build)
 			raw := direct(t, topo)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			caps, err := Probe(ctx, topo.ClientOption())
+			caps, err := lockclient.Probe(ctx, topo.ClientOption())
 			cancel()
 			if err != nil {
 				t.Fatal(err)
 			}
-			kinds := Kinds()
+			kinds := lockclient.Kinds()
 			// The adapter reports errors per call rather than refusing; give
 			// it the mode the build can serve.
-			if caps[CapIFEQ] && caps[CapDELIFEQ] {
+			if caps[lockclient.CapIFEQ] && caps[lockclient.CapDELIFEQ] {
 				kinds = append(kinds, pythonAdapter(t))
 			} else {
 				kinds = append(kinds, pythonAdapter(t, "--mode", "lua"))
@@ -222,7 +223,7 @@ func TestEveryClientEveryBuild(t *testing.T) {
 				t.Run(kindLabel(kind), func(t *testing.T) {
 					flushAll(t, raw)
 					h, stats, err := runFor(t, topo, kind, 10*time.Second)
-					if errors.Is(err, ErrUnsupported) {
+					if errors.Is(err, lockclient.ErrUnsupported) {
 						t.Logf("refused: %v", err)
 						return
 					}
@@ -238,4 +239,20 @@ func TestEveryClientEveryBuild(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRefusalOnValkey80 is the one line a run prints instead of crashing
+// when the build lacks what the client needs.
+func TestRefusalOnValkey80(t *testing.T) {
+	topo := startStandalone(t, "valkey-8.0")
+	w := Workload{Scenario: Scenario{Client: "native", Duration: time.Second, TTL: 300 * time.Millisecond}}
+	h, err := w.Run(context.Background(), lockclient.ConfigFor(topo))
+	if !errors.Is(err, lockclient.ErrUnsupported) {
+		t.Fatalf("native on valkey-8.0: history %v, error %v; want a refusal", h != nil, err)
+	}
+	want := "client native needs SET IFEQ (Valkey 8.1+, Redis 8.4+) and DELIFEQ (Valkey 9.0+); valkey-8.0 (" + topo.Version + ") has neither"
+	if err.Error() != want {
+		t.Fatalf("refusal %q, want %q", err, want)
+	}
+	t.Log(err)
 }

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -108,8 +108,8 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // checkClient refuses a client kind that is neither built in nor external.
 func checkClient(client string, stderr io.Writer) int {
-	if !strings.HasPrefix(client, scenarios.ExternalPrefix) && !scenarios.KnownKind(client) {
-		return fail(stderr, "unknown client %q: choose one of %s, or external:CMD", client, strings.Join(scenarios.Kinds(), ", "))
+	if !strings.HasPrefix(client, lockclient.ExternalPrefix) && !lockclient.Known(client) {
+		return fail(stderr, "unknown client %q: choose one of %s, or external:CMD", client, strings.Join(lockclient.Kinds(), ", "))
 	}
 	return 0
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -41,8 +43,8 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := newFlags("matrix", stderr)
 	servers := fs.String("servers", "", "comma-separated builds (default: the newest Valkey build whose image is present or can be obtained)")
 	topos := fs.String("topologies", "sentinel,cluster", "comma-separated topologies")
-	clients := fs.String("clients", "native,fenced", "comma-separated lock clients: "+strings.Join(scenarios.Kinds(), ", ")+", or external:CMD")
-	faults := fs.String("faults", "kill-primary,clock-jump", "comma-separated faults, one per run: "+strings.Join(scenarios.FaultNames(), ", "))
+	clients := fs.String("clients", "native,fenced", "comma-separated lock clients: "+strings.Join(lockclient.Kinds(), ", ")+", or external:CMD")
+	faults := fs.String("faults", "kill-primary,clock-jump", "comma-separated faults, one per run: "+strings.Join(fault.Names(), ", "))
 	duration := fs.Duration("duration", 40*time.Second, "how long each run's workload runs (kill-primary waits for a fresh acquire: about 40s with a 15s TTL)")
 	seed := fs.Int64("seed", 1, "the matrix's seed; each run derives its own from it and its combination")
 	ttl := fs.Duration("ttl", scenarios.Scenario{}.WithDefaults().TTL, "lease asked for by every acquire and extend")
@@ -141,7 +143,7 @@ func parseMatrix(m *harness.Matrix, sf sourceFlags, servers, topos, clients, fau
 		m.Clients = append(m.Clients, c)
 	}
 	for _, name := range splitList(faults) {
-		if _, err := scenarios.LookupFault(name); err != nil {
+		if _, err := fault.Lookup(name); err != nil {
 			return nil, fail(stderr, "%v", err)
 		}
 		m.Faults = append(m.Faults, name)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 )
 
 // runReplay runs a run folder's scenario again, from its scenario.json
@@ -59,7 +60,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // events lists a schedule in one line.
-func events(evs []scenarios.Event) string {
+func events(evs []fault.Event) string {
 	if len(evs) == 0 {
 		return "none"
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -38,9 +40,9 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.nodeBuilds, "node-build", "NODE=BUILD: run one node on another build, e.g. n1=valkey-8.1 (repeatable; a rolling upgrade half way)")
 	fs.StringVar(&f.kind, "topology", string(d.Topology), "standalone, replicated, sentinel or cluster")
 	fs.BoolVar(&s.AOF, "aof", false, "turn on appendonly with appendfsync always (a killed node keeps its data)")
-	fs.StringVar(&s.Client, "client", d.Client, "lock client: "+strings.Join(scenarios.Kinds(), ", ")+", or external:CMD")
+	fs.StringVar(&s.Client, "client", d.Client, "lock client: "+strings.Join(lockclient.Kinds(), ", ")+", or external:CMD")
 	fs.BoolVar(&s.Fenced, "fenced", false, "the external adapter draws fences: the resource checks them")
-	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(scenarios.FaultNames(), ", "))
+	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(fault.Names(), ", "))
 	fs.DurationVar(&s.Duration, "duration", d.Duration, "how long the workload runs")
 	fs.Int64Var(&s.Seed, "seed", 0, "seed for the workload's choices and the fault schedule (0: pick one and print it)")
 	fs.IntVar(&s.Clients, "clients", d.Clients, "logical clients")
@@ -59,7 +61,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.CallTimeout, "call-timeout", d.CallTimeout, "bound on one lock call; past it the outcome is unknown")
 	fs.StringVar(&f.wait, "wait", "", "REPLICAS[/TIMEOUT]: WAIT after every acquire, e.g. 1/100ms (the article's mitigation; it narrows the failover window, never closes it)")
 	fs.StringVar(&f.waitAOF, "wait-aof", "", "LOCAL/REPLICAS[/TIMEOUT]: WAITAOF after every acquire instead, e.g. 1/1/100ms (needs --aof)")
-	fs.StringVar(&f.onShort, "on-short", string(scenarios.WaitGoOn), "what a client does when WAIT or WAITAOF falls short: go-on (keep the lock) or release (give it back and retry)")
+	fs.StringVar(&f.onShort, "on-short", string(lockclient.WaitGoOn), "what a client does when WAIT or WAITAOF falls short: go-on (keep the lock) or release (give it back and retry)")
 	fs.DurationVar(&s.FenceGap, "fence-gap", 0, "mutant-fence-outside's pause between SET and INCR")
 	fs.BoolVar(&s.FenceGapRandom, "fence-gap-random", false, "pause only half of mutant-fence-outside's acquires")
 	fs.DurationVar(&s.ClockTolerance, "tolerance", d.ClockTolerance, "how far a server's lease may end before call + TTL on the harness clock")
@@ -114,8 +116,8 @@ func (f *scenarioFlags) scenario() (scenarios.Scenario, error) {
 
 // parseWait reads --wait REPLICAS[/TIMEOUT] or --wait-aof
 // LOCAL/REPLICAS[/TIMEOUT].
-func parseWait(wait, waitAOF, onShort string) (scenarios.WaitOptions, error) {
-	w := scenarios.WaitOptions{OnShort: scenarios.WaitPolicy(onShort), Timeout: 100 * time.Millisecond}
+func parseWait(wait, waitAOF, onShort string) (lockclient.WaitOptions, error) {
+	w := lockclient.WaitOptions{OnShort: lockclient.WaitPolicy(onShort), Timeout: 100 * time.Millisecond}
 	flagName, spec, want := "--wait", wait, 1
 	switch {
 	case wait != "" && waitAOF != "":
@@ -123,7 +125,7 @@ func parseWait(wait, waitAOF, onShort string) (scenarios.WaitOptions, error) {
 	case waitAOF != "":
 		flagName, spec, want, w.AOF = "--wait-aof", waitAOF, 2, true
 	case wait == "":
-		return scenarios.WaitOptions{}, nil
+		return lockclient.WaitOptions{}, nil
 	}
 	parts := strings.Split(spec, "/")
 	if len(parts) != want && len(parts) != want+1 {

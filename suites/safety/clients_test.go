@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
-	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -25,7 +25,7 @@ var _ = Describe("the Lua-era client after SCRIPT FLUSH, scripted", func() {
 		ok(s.Extend(ctx, 0, key, a.Token, ttl), "the first extend, which loads the script")
 		ok(s.Extend(ctx, 0, key, a.Token, ttl), "the second extend, from the cache")
 		before := s.Counts(0)["noscript_fallbacks"]
-		Expect(scenarios.ScriptFlush.Inject(ctx, s.FaultEnv(key, ttl))).To(Succeed())
+		Expect(fault.ScriptFlush.Inject(ctx, s.FaultEnv(key, ttl))).To(Succeed())
 		ok(s.Release(ctx, 0, key, a.Token), "worker 0's release after the flush")
 		Expect(s.Counts(0)["noscript_fallbacks"]).To(Equal(before+1), "the release fell back to EVAL once")
 		b := ok(s.Acquire(ctx, 1, key, ttl), "worker 1's acquire")
@@ -52,7 +52,7 @@ var _ = Describe("a rolling upgrade caught half way, scripted", func() {
 		ttl := 30 * time.Second
 		a := ok(s.Acquire(ctx, 0, key, ttl), "the acquire on 9.1")
 		ok(s.Release(ctx, 0, key, a.Token), "the release on 9.1")
-		Expect(scenarios.MixedVersion.Inject(ctx, s.FaultEnv(key, ttl))).To(Succeed())
+		Expect(fault.MixedVersion.Inject(ctx, s.FaultEnv(key, ttl))).To(Succeed())
 		b := ok(s.AcquireWithin(ctx, 0, key, ttl, 30*time.Second), "the acquire on the promoted 8.1 replica")
 		rel := s.Release(ctx, 0, key, b.Token)
 		Expect(rel.Outcome).To(Equal(history.Fail), "an unknown-command reply is a definite failure")

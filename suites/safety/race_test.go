@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -20,7 +21,7 @@ const newest = "valkey-9.1"
 // raceScenario is lockcheck run's default scenario with client under
 // kill-primary on kind: nothing else changes.
 func raceScenario(kind topology.Kind, client string, seed int64, d time.Duration) scenarios.Scenario {
-	return scenarios.Scenario{Server: newest, Topology: kind, Client: client, Faults: []string{scenarios.KillPrimary.Name()}, Seed: seed, Duration: d}
+	return scenarios.Scenario{Server: newest, Topology: kind, Client: client, Faults: []string{fault.KillPrimary.Name()}, Seed: seed, Duration: d}
 }
 
 // The article's race, scripted: the kill-primary fault cuts replication,
@@ -31,12 +32,12 @@ func raceScenario(kind topology.Kind, client string, seed int64, d time.Duration
 // clock.
 func scriptFailoverRace(ctx context.Context, s *scenarios.Script) (a, b scenarios.Step) {
 	ttl := time.Minute
-	fault := make(chan error, 1)
+	injected := make(chan error, 1)
 	env := s.FaultEnv(key, ttl)
-	go func() { defer GinkgoRecover(); fault <- scenarios.KillPrimary.Inject(ctx, env) }()
-	Expect(s.AwaitFault(ctx, scenarios.KillPrimary.Name(), 30*time.Second)).To(Succeed(), "replication cut")
+	go func() { defer GinkgoRecover(); injected <- fault.KillPrimary.Inject(ctx, env) }()
+	Expect(s.AwaitFault(ctx, fault.KillPrimary.Name(), 30*time.Second)).To(Succeed(), "replication cut")
 	a = ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire on the primary alone")
-	Expect(<-fault).To(Succeed(), "the primary was killed and a replica promoted")
+	Expect(<-injected).To(Succeed(), "the primary was killed and a replica promoted")
 	b = s.AcquireWithin(ctx, 1, key, ttl, 30*time.Second)
 	return a, b
 }
@@ -118,19 +119,19 @@ var _ = Describe("a clock jump on the primary, scripted", func() {
 			if !jump {
 				ttl = 5 * time.Second
 			}
-			fault := make(chan error, 1)
+			injected := make(chan error, 1)
 			fctx, stop := context.WithCancel(ctx)
 			defer stop()
 			if jump {
 				env := s.FaultEnv(key, ttl)
-				go func() { defer GinkgoRecover(); fault <- scenarios.ClockJump.Inject(fctx, env) }()
+				go func() { defer GinkgoRecover(); injected <- fault.ClockJump.Inject(fctx, env) }()
 			}
 			a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
 			Expect(s.AwaitGone(ctx, key, ttl+10*time.Second)).To(Succeed())
 			b := ok(s.Acquire(ctx, 1, key, ttl), "worker 1's acquire once the key is gone")
 			if jump {
 				stop()
-				Expect(<-fault).To(Succeed(), "the clock was put back")
+				Expect(<-injected).To(Succeed(), "the clock was put back")
 			}
 			_, r := judge(ctx, s)
 			dh := check(r, checker.DoubleHolder)
@@ -161,7 +162,7 @@ var _ = Describe("a holder frozen past its TTL, scripted", func() {
 			ttl := time.Second
 			a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
 			finish := s.BeginWrite(0, key, a)
-			win := s.Rec.FaultStart(scenarios.PauseClient.Name(), "worker 0", "frozen mid-write until its key is gone")
+			win := s.Rec.FaultStart(fault.PauseClient.Name(), "worker 0", "frozen mid-write until its key is gone")
 			Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed())
 			b := ok(s.Acquire(ctx, 1, key, 10*time.Second), "worker 1's acquire while worker 0 is frozen")
 			Expect(s.Write(1, key, b)).To(BeTrue())

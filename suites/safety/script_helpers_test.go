@@ -13,6 +13,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/suites"
 	"github.com/lockcheck/lockcheck/topology"
 )
@@ -22,7 +23,7 @@ var key = scenarios.LockKey(0)
 
 // script starts kind on the newest build (or on opts' images) and builds
 // one worker per client kind on it, both removed when the spec ends.
-func script(ctx context.Context, kind topology.Kind, opts topology.Options, kinds []string, configure func(int, *scenarios.ClientConfig)) *scenarios.Script {
+func script(ctx context.Context, kind topology.Kind, opts topology.Options, kinds []string, configure func(int, *lockclient.Config)) *scenarios.Script {
 	t := env.Start(ctx, newest, kind, opts)
 	s, err := scenarios.NewScript(t, kinds, configure)
 	Expect(err).NotTo(HaveOccurred())
@@ -65,9 +66,9 @@ func ok(r scenarios.Step, what string) scenarios.Step {
 // freezer freezes worker 0 at its MidOp hook (between the two commands of
 // a lock step) until resume is closed; paused is closed when it got there.
 // The calls get a deadline that outlasts the freeze.
-func freezer() (configure func(int, *scenarios.ClientConfig), paused, resume chan struct{}) {
+func freezer() (configure func(int, *lockclient.Config), paused, resume chan struct{}) {
 	paused, resume = make(chan struct{}), make(chan struct{})
-	return func(w int, cfg *scenarios.ClientConfig) {
+	return func(w int, cfg *lockclient.Config) {
 		cfg.Timeout = 5 * time.Second
 		if w == 0 {
 			cfg.MidOp = func(context.Context, string) { close(paused); <-resume }

@@ -1,0 +1,92 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// ClockJump moves the key's primary's wall clock forward by twice the TTL
+// for a while: every lease on it expires at once, while its holders still
+// believe they hold it. Then the clock goes back. It jumps right after a
+// client acquired a lock on that primary, so the holder is at the start of
+// its work and the others, still polling, find the lock free: a lease set
+// after the jump is measured on the jumped clock and does not end early.
+// Stopped early (ctx ended), it puts the clock back and returns nil.
+var ClockJump Fault = clockJump{faultBase{"clock-jump", anyKind}}
+
+type clockJump struct{ faultBase }
+
+func (f clockJump) Inject(ctx context.Context, env Env) error {
+	p, err := env.Topo.Primary(ctx, env.Key)
+	if err != nil {
+		return fmt.Errorf("clock-jump: %w", err)
+	}
+	jump := 2 * env.TTL
+	onPrimary := func(key string) bool {
+		q, err := env.Topo.Primary(ctx, key)
+		return err == nil && q == p
+	}
+	awaitAcquire(ctx, env, onPrimary, max(2*env.TTL, 5*time.Second))
+	end := env.window(f.name, p, "+"+jump.String())
+	defer end()
+	defer resetClock(ctx, p)
+	if err := p.SetClockOffset(ctx, jump); err != nil && ctx.Err() == nil {
+		return err
+	}
+	pace.Hold(ctx, max(2*env.TTL, 2*time.Second))
+	return nil
+}
+
+// ClockStrobe makes the key's primary's clock oscillate: forward past the
+// TTL, back to true, behind, and true again, every quarter second.
+var ClockStrobe Fault = clockStrobe{faultBase{"clock-strobe", anyKind}}
+
+type clockStrobe struct{ faultBase }
+
+func (f clockStrobe) Inject(ctx context.Context, env Env) error {
+	p, err := env.Topo.Primary(ctx, env.Key)
+	if err != nil {
+		return fmt.Errorf("clock-strobe: %w", err)
+	}
+	steps := []time.Duration{env.TTL * 3 / 2, 0, -env.TTL / 2, 0}
+	end := env.window(f.name, p, fmt.Sprintf("offsets %v every 250ms", steps))
+	defer end()
+	defer resetClock(ctx, p)
+	until := time.Now().Add(max(3*env.TTL, 3*time.Second))
+	for i := 0; time.Now().Before(until); i++ {
+		if err := p.SetClockOffset(ctx, steps[i%len(steps)]); err != nil {
+			return err
+		}
+		if pace.Hold(ctx, 250*time.Millisecond) != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+func resetClock(ctx context.Context, n *topology.Node) {
+	cctx, cancel := cleanup(ctx)
+	defer cancel()
+	n.SetClockOffset(cctx, 0)
+}
+
+// ScriptFlush empties the script cache on every server, as a restart or a
+// failover does: EVALSHA answers NOSCRIPT until a script is loaded again.
+var ScriptFlush Fault = scriptFlush{faultBase{"script-flush", anyKind}}
+
+type scriptFlush struct{ faultBase }
+
+func (f scriptFlush) Inject(ctx context.Context, env Env) error {
+	end := env.window(f.name, nil, "SCRIPT FLUSH on every server")
+	defer end()
+	for _, n := range env.Topo.Servers() {
+		if _, err := n.Do(ctx, "SCRIPT", "FLUSH"); err != nil {
+			return fmt.Errorf("script-flush: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// KillPrimary is the article's failover race, made likely by design:
+// replication to every replica is stalled (each replica drops the packets
+// of its primary: pausing the process would not do, since the kernel still
+// buffers the stream for it), the fault waits until a client acquires a
+// lock on the primary alone, SIGKILLs it and resumes the replicas. Sentinel or the
+// cluster promotes a replica that never saw the write, and a second client
+// can take the same lock. The killed node comes back empty, or with its
+// AOF when the run turns AOF on, and rejoins as a replica.
+var KillPrimary Fault = killPrimary{faultBase{"kill-primary", failsOver}}
+
+type killPrimary struct{ faultBase }
+
+func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
+	// Stall replication everywhere a lock may land: the replicas of every
+	// primary (one primary in Sentinel, three in a cluster).
+	var replicas []*topology.Node
+	for _, n := range env.Topo.Servers() {
+		if r, err := n.Role(ctx); err == nil && r == topology.RolePrimary {
+			for _, r := range replicasOf(ctx, env.Topo, n) {
+				if r.Cut(ctx, n) == nil {
+					replicas = append(replicas, r)
+				}
+			}
+		}
+	}
+	win, end := env.openWindow(f.name, nil, fmt.Sprintf("%d replicas cut off from their primary until a lock is acquired", len(replicas)))
+	defer end()
+	paused := replicas
+	defer func() {
+		cctx, cancel := cleanup(ctx)
+		defer cancel()
+		err = errors.Join(err, healAll(cctx, paused))
+	}()
+	// The lock must be new to the replicas: a key they still hold from
+	// before the cut (the previous holder's, released on the primary
+	// alone) would keep the lock taken after the failover.
+	key, landed := awaitAcquire(ctx, env, func(key string) bool {
+		return absentOnReplicas(ctx, env.Topo, replicas, key)
+	}, max(2*env.TTL, 5*time.Second))
+	if !landed {
+		key = env.Key
+	}
+	old, err := env.Topo.Primary(ctx, key)
+	if err != nil {
+		return fmt.Errorf("kill-primary: %w", err)
+	}
+	if err := old.Kill(ctx); err != nil {
+		return err
+	}
+	env.Log.Info("killed primary", "node", old.Name, "key", key, "after_acquire", landed)
+	env.Rec.FaultTarget(win, old.Name, fmt.Sprintf("%d replicas cut off; SIGKILL after an acquire of %s (landed: %v)", len(replicas), key, landed))
+	cctx, cancel := cleanup(ctx)
+	err = healAll(cctx, paused)
+	cancel()
+	paused = nil
+	if err != nil {
+		return err
+	}
+	_, perr := newPrimary(ctx, env.Topo, key, old, 30*time.Second)
+	cctx, cancel = cleanup(ctx)
+	defer cancel()
+	if rerr := old.Restart(cctx, env.AOF); rerr != nil {
+		return errors.Join(perr, rerr)
+	}
+	return errors.Join(perr, awaitRole(cctx, old, topology.RoleReplica, 30*time.Second))
+}
+
+// Failover is a clean, operator-started failover: SENTINEL FAILOVER, or
+// CLUSTER FAILOVER on a replica of the key's primary.
+var Failover Fault = failover{faultBase{"failover", failsOver}}
+
+type failover struct{ faultBase }
+
+func (f failover) Inject(ctx context.Context, env Env) error {
+	old, err := env.Topo.Primary(ctx, env.Key)
+	if err != nil {
+		return fmt.Errorf("failover: %w", err)
+	}
+	end := env.window(f.name, old, "")
+	defer end()
+	if env.Topo.Kind == topology.Sentinel {
+		_, err = env.Topo.Sentinels()[0].Do(ctx, "SENTINEL", "FAILOVER", topology.MasterSet)
+	} else {
+		replicas := replicasOf(ctx, env.Topo, old)
+		if len(replicas) == 0 {
+			return fmt.Errorf("failover: %s has no replica", old.Name)
+		}
+		_, err = replicas[0].Do(ctx, "CLUSTER", "FAILOVER")
+	}
+	if err != nil {
+		return fmt.Errorf("failover: %w", err)
+	}
+	if _, err := newPrimary(ctx, env.Topo, env.Key, old, 30*time.Second); err != nil {
+		return err
+	}
+	cctx, cancel := cleanup(ctx)
+	defer cancel()
+	return awaitRole(cctx, old, topology.RoleReplica, 30*time.Second)
+}
+
+// PausePrimary stops the key's primary with SIGSTOP for longer than the
+// failure detection time, then continues it: the old primary wakes up next
+// to a new one, and clients still connected to it may be served by it.
+var PausePrimary Fault = pausePrimary{faultBase{"pause-primary", replicated}}
+
+type pausePrimary struct{ faultBase }
+
+func (f pausePrimary) Inject(ctx context.Context, env Env) error {
+	old, err := env.Topo.Primary(ctx, env.Key)
+	if err != nil {
+		return fmt.Errorf("pause-primary: %w", err)
+	}
+	stall := 4 * time.Second
+	end := env.window(f.name, old, "SIGSTOP for "+stall.String())
+	defer end()
+	if err := old.Pause(ctx); err != nil {
+		return err
+	}
+	serr := pace.Hold(ctx, stall)
+	cctx, cancel := cleanup(ctx)
+	defer cancel()
+	if err := old.Resume(cctx); err != nil {
+		return err
+	}
+	if serr != nil {
+		return nil
+	}
+	return settle(ctx, env)
+}
+
+// PartitionPrimary cuts the key's primary off from its replicas and the
+// sentinels while clients on the host still reach it, for longer than the
+// failure detection time, then heals.
+var PartitionPrimary Fault = partitionPrimary{faultBase{"partition-primary", replicated}}
+
+type partitionPrimary struct{ faultBase }
+
+func (f partitionPrimary) Inject(ctx context.Context, env Env) error {
+	old, err := env.Topo.Primary(ctx, env.Key)
+	if err != nil {
+		return fmt.Errorf("partition-primary: %w", err)
+	}
+	stall := 4 * time.Second
+	end := env.window(f.name, old, "cut off from its peers for "+stall.String())
+	defer end()
+	if err := old.Partition(ctx, topology.FromPeers); err != nil {
+		return err
+	}
+	serr := pace.Hold(ctx, stall)
+	cctx, cancel := cleanup(ctx)
+	defer cancel()
+	if err := old.Heal(cctx); err != nil {
+		return err
+	}
+	if serr != nil {
+		return nil
+	}
+	return settle(ctx, env)
+}
+
+// settle waits until the key has a primary that answers, after a fault
+// that may have started a failover.
+func settle(ctx context.Context, env Env) error {
+	var err error
+	found := pace.Poll(ctx, 30*time.Second, 200*time.Millisecond, func() bool {
+		var p *topology.Node
+		if p, err = env.Topo.Primary(ctx, env.Key); err == nil {
+			_, err = p.Do(ctx, "SET", "lockcheck:settle", "1")
+		}
+		return err == nil
+	})
+	if found == pace.ErrLimit {
+		return fmt.Errorf("no writable primary 30 s after the fault: %w", err)
+	}
+	return found
+}
+
+func awaitRole(ctx context.Context, n *topology.Node, want topology.Role, limit time.Duration) error {
+	var r topology.Role
+	var err error
+	found := pace.Poll(ctx, limit, 200*time.Millisecond, func() bool {
+		r, err = n.Role(ctx)
+		return err == nil && r == want
+	})
+	if found == pace.ErrLimit {
+		return fmt.Errorf("%s is %s, not %s, %s after the fault (%v)", n.Name, r, want, limit, err)
+	}
+	return found
+}
+
+// absentOnReplicas reports whether no replica that would take over key's
+// slot holds key (a replica answers reads for its own copy; expired keys
+// read as missing).
+func absentOnReplicas(ctx context.Context, t *topology.Topology, replicas []*topology.Node, key string) bool {
+	p, err := t.Primary(ctx, key)
+	if err != nil {
+		return false
+	}
+	for _, r := range replicasOf(ctx, t, p) {
+		if !slices.Contains(replicas, r) {
+			return false
+		}
+		if t.Kind == topology.Cluster {
+			r.Do(ctx, "READONLY")
+		}
+		if n, err := r.Do(ctx, "EXISTS", key); err != nil || n != "0" {
+			return false
+		}
+	}
+	return true
+}
+
+func healAll(ctx context.Context, nodes []*topology.Node) error {
+	var errs []error
+	for _, n := range nodes {
+		errs = append(errs, n.Heal(ctx))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,119 @@
+package lockclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/valkey-io/valkey-go"
+)
+
+// Capability is a server feature a client kind needs.
+type Capability string
+
+const (
+	CapIFEQ    Capability = "SET IFEQ"
+	CapDELIFEQ Capability = "DELIFEQ"
+	CapDELEX   Capability = "DELEX"
+	CapLua     Capability = "Lua scripting"
+)
+
+// since says where a capability appeared, for the refusal line.
+var since = map[Capability]string{
+	CapIFEQ:    "Valkey 8.1+, Redis 8.4+",
+	CapDELIFEQ: "Valkey 9.0+",
+	CapDELEX:   "Valkey 9.2+, Redis 8.4+",
+	CapLua:     "EVAL; absent from builds without the Lua engine",
+}
+
+// Capabilities is what one server answered to the probe.
+type Capabilities map[Capability]bool
+
+// ErrUnsupported marks a refusal: the build lacks a command the client
+// needs. The run reports it in one line and does not start.
+var ErrUnsupported = errors.New("unsupported")
+
+// Probe asks the server what it has: COMMAND INFO DELIFEQ DELEX (nil for an
+// unknown command), SET IFEQ on a scratch key (a syntax error before 8.1;
+// nil otherwise, and the missing key is not created), and EVAL of a trivial
+// script. In a cluster the probe reaches one node.
+func Probe(ctx context.Context, opt valkey.ClientOption) (Capabilities, error) {
+	opt.DisableRetry = true
+	c, err := valkey.NewClient(opt)
+	if err != nil {
+		return nil, fmt.Errorf("probe: connect: %w", err)
+	}
+	defer c.Close()
+	caps := Capabilities{}
+	info, err := c.Do(ctx, c.B().Arbitrary("COMMAND", "INFO", "DELIFEQ", "DELEX").Build()).ToArray()
+	if err != nil {
+		return nil, fmt.Errorf("probe: COMMAND INFO: %w", err)
+	}
+	for i, cp := range []Capability{CapDELIFEQ, CapDELEX} {
+		caps[cp] = i < len(info) && !info[i].IsNil()
+	}
+	scratch := "lockcheck:probe:{" + newToken() + "}"
+	err = c.Do(ctx, c.B().Arbitrary("SET").Keys(scratch).Args("v", "IFEQ", "v").Build()).Error()
+	switch {
+	case err == nil || valkey.IsValkeyNil(err):
+		caps[CapIFEQ] = true
+	case isErrorReply(err):
+		caps[CapIFEQ] = false
+	default:
+		return nil, fmt.Errorf("probe: SET IFEQ: %w", err)
+	}
+	err = c.Do(ctx, c.B().Arbitrary("EVAL", "return 1", "0").Build()).Error()
+	if err != nil && !isErrorReply(err) {
+		return nil, fmt.Errorf("probe: EVAL: %w", err)
+	}
+	caps[CapLua] = err == nil
+	return caps, nil
+}
+
+func isErrorReply(err error) bool {
+	_, ok := valkey.IsValkeyErr(err)
+	return ok
+}
+
+// UnsupportedError is a refusal: the build lacks commands the client kind
+// needs. errors.Is(err, ErrUnsupported) holds for it.
+type UnsupportedError struct {
+	Kind, Server, Version string
+	Missing               []Capability
+}
+
+func (e *UnsupportedError) Error() string {
+	var parts []string
+	for _, cp := range e.Missing {
+		parts = append(parts, fmt.Sprintf("%s (%s)", cp, since[cp]))
+	}
+	build := e.Server
+	if e.Version != "" {
+		build = fmt.Sprintf("%s (%s)", e.Server, e.Version)
+	}
+	lacks := "does not have it"
+	switch {
+	case len(parts) == 2:
+		lacks = "has neither"
+	case len(parts) > 2:
+		lacks = "has none of them"
+	}
+	return fmt.Sprintf("client %s needs %s; %s %s", e.Kind, strings.Join(parts, " and "), build, lacks)
+}
+
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+// Check returns an *UnsupportedError when caps lacks what kind needs.
+func (caps Capabilities) Check(kind, server, version string) error {
+	var missing []Capability
+	for _, cp := range needs(kind) {
+		if !caps[cp] {
+			missing = append(missing, cp)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &UnsupportedError{Kind: kind, Server: server, Version: version, Missing: missing}
+}

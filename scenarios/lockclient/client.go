@@ -1,0 +1,147 @@
+package lockclient
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// Client is one logical lock client: one worker uses it at a time. Every
+// call returns what the client learned, never an error: a definite refusal
+// or error reply is Fail, a timeout or broken connection is Unknown
+// because the command may have run.
+type Client interface {
+	// Name says which client this is, as the history's meta records it.
+	Name() string
+	// Acquire takes key for ttl with a new token.
+	Acquire(ctx context.Context, key string, ttl time.Duration) Result
+	// Extend moves the lease of the acquisition that returned token.
+	Extend(ctx context.Context, key, token string, ttl time.Duration) Result
+	// Release gives up the acquisition that returned token.
+	Release(ctx context.Context, key, token string) Result
+	// Close releases connections and processes; the client is unusable
+	// afterwards.
+	Close() error
+}
+
+// Result is what one lock call reported.
+type Result struct {
+	Outcome history.Outcome
+	// Token identifies the acquisition: the value stored in the lock key
+	// where the client exposes it, else a stable per-acquisition id.
+	Token string
+	// Fence is the fencing token drawn by an acquire; HasFence says there
+	// is one (0 is a valid fence).
+	Fence    int64
+	HasFence bool
+	// Err is the server's error text for Fail, or the reason for Unknown.
+	Err string
+	// Undo is set when an acquire took the lock and gave it back before it
+	// returned (a WAIT that fell short under WaitRelease). The acquire then
+	// reports Fail or Unknown, but it held the lock until Undo.Call: the
+	// history records both operations so that no checker sees a refusal
+	// where there was a short hold.
+	Undo *Undo
+}
+
+// Undo is a release a client ran on its own inside another call, with call
+// and return times from Config.Clock.
+type Undo struct {
+	Release      Result
+	Call, Return int64
+}
+
+func okResult() Result                { return Result{Outcome: history.OK} }
+func failed(err string) Result        { return Result{Outcome: history.Fail, Err: err} }
+func unknownResult(err string) Result { return Result{Outcome: history.Unknown, Err: err} }
+
+// Config is what every client kind is built from.
+type Config struct {
+	// Option is the valkey-go option that follows the topology
+	// (topology.Topology.ClientOption); its dialer maps the addresses nodes
+	// announce to host ports. Go library adapters dial through it too.
+	Option valkey.ClientOption
+	// Topology is the topology's kind; external adapters and go-redis need it.
+	Topology topology.Kind
+	// Addrs are the host addresses a client starts from (Topology.Addrs).
+	Addrs []string
+	// AddrMap maps the addresses nodes announce (container address) to
+	// host addresses, for external processes that cannot use Option.
+	AddrMap map[string]string
+	// MasterSet is Sentinel's master set name.
+	MasterSet string
+	// Server and Version name the build, for refusals and the history.
+	Server, Version string
+	// ID is the logical client's number (the adapter protocol's "client").
+	ID int
+	// Timeout bounds one lock call (default 1 s). An external adapter gets
+	// Timeout plus AdapterGrace to answer before it is replaced.
+	Timeout      time.Duration
+	AdapterGrace time.Duration
+	// Wait asks for WAIT or WAITAOF after every acquire.
+	Wait WaitOptions
+	// FenceGap is a pause between SET and INCR in mutant-fence-outside,
+	// standing in for a GC pause or a slow network; 0 in ordinary runs.
+	FenceGap time.Duration
+	// FenceGapRandom makes half of those pauses FenceGap and half none.
+	FenceGapRandom bool
+	// MidOp, when set, runs between the two commands of a lock operation
+	// that takes two (mutant-fence-outside's SET and INCR), after any
+	// FenceGap: a script freezes the client there, for exactly as long as
+	// its interleaving needs, where a gap could only guess.
+	MidOp func(ctx context.Context, key string)
+	// StderrDir keeps each external adapter's stderr (default: a new
+	// temporary folder).
+	StderrDir string
+	// Clock gives the times of operations a client runs on its own (see
+	// Undo); the workload sets it to its Recorder's clock.
+	Clock func() int64
+	// Log receives what a client notices on the side (short WAITs, adapter
+	// restarts). Nil discards.
+	Log *slog.Logger
+}
+
+// ConfigFor fills a Config from a running topology.
+func ConfigFor(t *topology.Topology) Config {
+	cfg := Config{
+		Option:   t.ClientOption(),
+		Topology: t.Kind,
+		Addrs:    t.Addrs(),
+		AddrMap:  map[string]string{},
+		Server:   t.Build.Name,
+		Version:  t.Version,
+	}
+	for _, n := range t.Nodes {
+		cfg.AddrMap[n.Internal()] = n.Addr()
+	}
+	if t.Kind == topology.Sentinel {
+		cfg.MasterSet = topology.MasterSet
+	}
+	return cfg
+}
+
+var processStart = time.Now()
+
+func (c Config) WithDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = time.Second
+	}
+	if c.AdapterGrace <= 0 {
+		c.AdapterGrace = 2 * time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = func() int64 { return int64(time.Since(processStart)) }
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Topology == "" {
+		c.Topology = topology.Standalone
+	}
+	return c
+}

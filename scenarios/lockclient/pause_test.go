@@ -1,0 +1,79 @@
+package lockclient
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestPauseAfterOnlyOnSuccess: a one-command step's pause is taken once
+// the server said OK, never after a refusal (the acquire's next attempt
+// carries it), and only once.
+func TestPauseAfterOnlyOnSuccess(t *testing.T) {
+	p := &Pause{For: 50 * time.Millisecond}
+	ctx := WithPause(context.Background(), p)
+	pauseAfter(ctx, failed(""))
+	if p.taken.Load() {
+		t.Fatal("a refused call took the pause")
+	}
+	begin := time.Now()
+	pauseAfter(ctx, okResult())
+	if !p.taken.Load() || time.Since(begin) < p.For {
+		t.Fatalf("an OK call: taken %v after %v, want taken after at least %v", p.taken.Load(), time.Since(begin), p.For)
+	}
+	begin = time.Now()
+	pauseAfter(ctx, okResult())
+	if time.Since(begin) >= p.For {
+		t.Fatal("the pause was taken twice")
+	}
+}
+
+// TestPauseInsideOutlivesTheDeadline: a frozen client does not notice its
+// deadline pass; the command after the pause gets a deadline of its own.
+func TestPauseInsideOutlivesTheDeadline(t *testing.T) {
+	p := &Pause{For: 80 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(WithPause(context.Background(), p), 20*time.Millisecond)
+	defer cancel()
+	var hooked bool
+	cfg := Config{Timeout: time.Second, MidOp: func(context.Context, string) { hooked = true }}
+	begin := time.Now()
+	next, done := pauseInside(ctx, cfg, "k")
+	defer done()
+	if time.Since(begin) < p.For || !hooked {
+		t.Fatalf("paused %v (want at least %v), hook called %v", time.Since(begin), p.For, hooked)
+	}
+	if next.Err() != nil {
+		t.Fatalf("the next command's context: %v, want a deadline of its own", next.Err())
+	}
+}
+
+// TestExternalFrozenMidRequest: an adapter is stopped while a request is
+// outstanding and continued after the pause; the call waits for it (the
+// deadline grows by the pause) and reports the adapter's answer.
+func TestExternalFrozenMidRequest(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "slow.sh")
+	body := "#!/bin/sh\nread l\necho '{\"status\":\"ok\",\"name\":\"slow\"}'\nwhile read l; do sleep 0.2; echo '{\"status\":\"ok\",\"token\":\"t1\"}'; done\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(ExternalPrefix+script, Config{StderrDir: dir, Timeout: 100 * time.Millisecond, AdapterGrace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := &Pause{For: 700 * time.Millisecond}
+	begin := time.Now()
+	r := c.Acquire(WithPause(context.Background(), p), "k", time.Second)
+	took := time.Since(begin)
+	if r.Outcome != history.OK || r.Token != "t1" {
+		t.Fatalf("acquire %+v, want ok with t1: the deadline did not grow by the pause", r)
+	}
+	if !p.taken.Load() || took < p.For+200*time.Millisecond {
+		t.Fatalf("taken %v, call took %v: want the adapter frozen %v on top of its 200 ms", p.taken.Load(), took, p.For)
+	}
+}

@@ -1,0 +1,159 @@
+package lockclient
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+)
+
+// ExternalPrefix starts a kind that runs an adapter process:
+// "external:/usr/bin/python3 adapters/python/redis_py_adapter.py".
+const ExternalPrefix = "external:"
+
+// kindSpec is one client kind: what it needs from the server, whether it
+// draws fences, and how to build it.
+type kindSpec struct {
+	needs  []Capability
+	fenced bool
+	// library marks adapters of real libraries: they own their connections,
+	// so WAIT cannot follow their acquire on the same one.
+	library bool
+	// opaque marks a kind whose lock key or stored value is its own, not
+	// the key and token the history names: the observer cannot read it.
+	opaque bool
+	build  func(name string, cfg Config) (Client, error)
+}
+
+// cmdKind builds a command-level client from its steps.
+func cmdKind(needs []Capability, fenced bool, steps func(cfg Config) (acquireStep, extendStep, releaseStep)) kindSpec {
+	return kindSpec{needs: needs, fenced: fenced, build: func(name string, cfg Config) (Client, error) {
+		a, e, r := steps(cfg)
+		return newCmdClient(name, cfg, a, e, r)
+	}}
+}
+
+func fixed(a acquireStep, e extendStep, r releaseStep) func(Config) (acquireStep, extendStep, releaseStep) {
+	return func(Config) (acquireStep, extendStep, releaseStep) { return a, e, r }
+}
+
+var (
+	nativeNeeds = []Capability{CapIFEQ, CapDELIFEQ}
+	luaNeeds    = []Capability{CapLua}
+)
+
+// registry holds every built-in kind. Adding a kind is one entry.
+var registry = map[string]kindSpec{
+	"native": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseDELIFEQ)),
+	"fenced": cmdKind(nativeNeeds, true, fixed(fencedAcquire, extendIFEQ, releaseDELIFEQ)),
+	"delex":  cmdKind([]Capability{CapIFEQ, CapDELEX}, false, fixed(setNX, extendIFEQ, releaseDELEX)),
+	"lua":    {needs: luaNeeds, build: newLuaClient},
+
+	"mutant-del":            cmdKind([]Capability{CapIFEQ}, false, fixed(setNX, extendIFEQ, releaseDEL)),
+	"mutant-extend-nopx":    cmdKind(nativeNeeds, false, fixed(setNX, extendNoPX, releaseDELIFEQ)),
+	"mutant-extend-keepttl": cmdKind(nativeNeeds, false, fixed(setNX, extendKeepTTL, releaseDELIFEQ)),
+	"mutant-fence-outside": cmdKind(nativeNeeds, true, func(cfg Config) (acquireStep, extendStep, releaseStep) {
+		return fenceOutside(cfg), extendIFEQ, releaseDELIFEQ
+	}),
+	"mutant-reacquire": cmdKind(nativeNeeds, false, fixed(setNX, reacquireOnNil(extendIFEQ), releaseDELIFEQ)),
+	"mutant-setnx-expire": cmdKind([]Capability{CapDELIFEQ}, false, func(cfg Config) (acquireStep, extendStep, releaseStep) {
+		return setNXThenExpire(cfg), extendIFEQ, releaseDELIFEQ
+	}),
+	"mutant-release-get-del": cmdKind([]Capability{CapIFEQ}, false, func(cfg Config) (acquireStep, extendStep, releaseStep) {
+		return setNX, extendIFEQ, releaseGetThenDel(cfg)
+	}),
+	"mutant-extend-blind":         cmdKind([]Capability{CapDELIFEQ}, false, fixed(setNX, extendBlind, releaseDELIFEQ)),
+	"mutant-extend-ignores-reply": cmdKind(nativeNeeds, false, fixed(setNX, ignoreReply(extendIFEQ), releaseDELIFEQ)),
+	"mutant-shared-token":         {needs: nativeNeeds, build: newSharedTokenClient},
+
+	"redsync":    {needs: luaNeeds, library: true, build: newRedsync},
+	"redislock":  {needs: luaNeeds, library: true, build: newRedislock},
+	"valkeylock": {needs: luaNeeds, library: true, opaque: true, build: newValkeylock},
+}
+
+// Kinds lists the built-in client kinds, sorted; "external:CMD" is the one
+// open-ended kind.
+func Kinds() []string {
+	out := make([]string, 0, len(registry))
+	for k := range registry {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NewClient builds one logical client of kind. It does not probe the
+// server: Probe and Capabilities.Check do that once per run.
+func NewClient(kind string, cfg Config) (Client, error) {
+	cfg = cfg.WithDefaults()
+	if cmd, ok := strings.CutPrefix(kind, ExternalPrefix); ok {
+		if cfg.Wait.Enabled() {
+			return nil, fmt.Errorf("client %s: the adapter protocol has no WAIT option", kind)
+		}
+		return newExternal(cmd, cfg)
+	}
+	spec, ok := registry[kind]
+	if !ok {
+		return nil, unknownKind(kind)
+	}
+	if spec.library && cfg.Wait.Enabled() {
+		return nil, fmt.Errorf("client %s cannot WAIT after its acquire: the library owns its connections, and WAIT counts only the writes of its own", kind)
+	}
+	return spec.build(kind, cfg)
+}
+
+func unknownKind(kind string) error {
+	return fmt.Errorf("unknown client %q: choose one of %s, or external:CMD", kind, strings.Join(Kinds(), ", "))
+}
+
+// Known reports whether kind names a built-in client.
+func Known(kind string) bool {
+	_, ok := registry[kind]
+	return ok
+}
+
+// Check refuses, in one line that lists the kinds, a kind that is neither
+// built in nor external.
+func Check(kind string) error {
+	if strings.HasPrefix(kind, ExternalPrefix) || Known(kind) {
+		return nil
+	}
+	return unknownKind(kind)
+}
+
+// Register adds a client kind built by build that needs needs from the
+// server, until the returned function removes it: a test's own client, or
+// a Go library's adapter run without forking lockcheck. A kind of the same
+// name is refused.
+func Register(kind string, needs []Capability, build func(cfg Config) (Client, error)) (unregister func(), err error) {
+	if Known(kind) || strings.HasPrefix(kind, ExternalPrefix) {
+		return nil, fmt.Errorf("client kind %q is taken", kind)
+	}
+	registry[kind] = kindSpec{needs: needs, build: func(_ string, cfg Config) (Client, error) { return build(cfg) }}
+	return func() { delete(registry, kind) }, nil
+}
+
+// needs lists what kind needs from the server; external adapters are not
+// probed (they report errors per call).
+func needs(kind string) []Capability { return registry[kind].needs }
+
+// Observable says whether the observer can read kind's locks: the key the
+// history names, holding the token the client reported. External adapters
+// promise that in the adapter protocol.
+func Observable(kind string) bool { return !registry[kind].opaque }
+
+// DrawsFences says whether a built-in kind draws a fence with every
+// acquire (an external adapter says so in its replies instead).
+func DrawsFences(kind string) bool { return registry[kind].fenced }
+
+// newLuaClient counts its NOSCRIPT fallbacks.
+func newLuaClient(name string, cfg Config) (Client, error) {
+	var fallbacks atomic.Int64
+	e, r := luaSteps(&fallbacks)
+	c, err := newCmdClient(name, cfg, setNX, e, r)
+	if err != nil {
+		return nil, err
+	}
+	c.counts["noscript_fallbacks"] = &fallbacks
+	return c, nil
+}

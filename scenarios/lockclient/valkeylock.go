@@ -1,0 +1,153 @@
+package lockclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/valkey-io/valkey-go/valkeylock"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// valkeylockClient adapts valkey-go's valkeylock. That library is shaped
+// differently: a lock is a context that it keeps alive by extending the key
+// every KeyValidity/2 on its own, and cancels when it loses the key. So
+// here Extend reports whether the library still considers the lock held
+// (its context is live), Release cancels the context (the library then
+// deletes the key by script) and reports ok unless the lock was already
+// lost, and the token is a per-acquisition id, because the library does
+// not expose the value it stores. KeyMajority is 1: one key per lock, as
+// the other single-instance clients have; the key is
+// valkeylock:0:<name>, whose hash tag is the name's.
+type valkeylockClient struct {
+	name string
+	cfg  Config
+	base context.Context
+	stop context.CancelFunc
+
+	mu      sync.Mutex
+	lockers map[time.Duration]valkeylock.Locker
+	held    map[string]heldLock
+}
+
+type heldLock struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newValkeylock(name string, cfg Config) (Client, error) {
+	base, stop := context.WithCancel(context.Background())
+	return &valkeylockClient{name: name, cfg: cfg, base: base, stop: stop,
+		lockers: map[time.Duration]valkeylock.Locker{}, held: map[string]heldLock{}}, nil
+}
+
+func (c *valkeylockClient) Name() string { return c.name }
+
+// locker returns the locker for ttl: the library fixes the validity per
+// locker, so each TTL gets its own.
+func (c *valkeylockClient) locker(ttl time.Duration) (valkeylock.Locker, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.lockers[ttl]; ok {
+		return l, nil
+	}
+	l, err := valkeylock.NewLocker(valkeylock.LockerOption{
+		ClientOption: c.cfg.Option,
+		KeyValidity:  ttl,
+		KeyMajority:  1,
+		// TryNextAfter bounds each acquire attempt; its 20 ms default
+		// would turn a busy machine's latency into failed acquires.
+		TryNextAfter: c.cfg.Timeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("valkeylock: %w", err)
+	}
+	c.lockers[ttl] = l
+	return l, nil
+}
+
+func (c *valkeylockClient) Acquire(ctx context.Context, key string, ttl time.Duration) Result {
+	l, err := c.locker(ttl)
+	if err != nil {
+		return unknownResult(err.Error())
+	}
+	// The lock's context must outlive this call: it is the lock.
+	lctx, cancel, err := l.TryWithContext(c.base, key)
+	if errors.Is(err, valkeylock.ErrNotLocked) {
+		return failed("")
+	}
+	if err != nil {
+		return resultOf(ctx, err)
+	}
+	token := newToken()
+	c.mu.Lock()
+	c.held[key+"\x00"+token] = heldLock{ctx: lctx, cancel: cancel}
+	c.mu.Unlock()
+	return Result{Outcome: history.OK, Token: token}
+}
+
+func (c *valkeylockClient) Extend(ctx context.Context, key, token string, ttl time.Duration) Result {
+	c.mu.Lock()
+	h, ok := c.held[key+"\x00"+token]
+	c.mu.Unlock()
+	if !ok {
+		return failed("valkeylock: no acquisition with this token in this client")
+	}
+	if h.ctx.Err() != nil {
+		return failed("")
+	}
+	return okResult()
+}
+
+func (c *valkeylockClient) Release(ctx context.Context, key, token string) Result {
+	c.mu.Lock()
+	h, ok := c.held[key+"\x00"+token]
+	delete(c.held, key+"\x00"+token)
+	c.mu.Unlock()
+	if !ok {
+		return failed("valkeylock: no acquisition with this token in this client")
+	}
+	lost := h.ctx.Err() != nil
+	// The library's cancel waits for its delete script, which runs without
+	// a deadline: bound the wait here.
+	done := make(chan struct{})
+	go func() { h.cancel(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(c.cfg.Timeout):
+		return unknownResult(fmt.Sprintf("valkeylock's release did not return within %v", c.cfg.Timeout))
+	}
+	if lost {
+		return failed("")
+	}
+	return okResult()
+}
+
+func (c *valkeylockClient) Close() error {
+	c.mu.Lock()
+	held := c.held
+	c.held = map[string]heldLock{}
+	lockers := c.lockers
+	c.lockers = map[time.Duration]valkeylock.Locker{}
+	c.mu.Unlock()
+	c.stop()
+	// Each cancel waits for the library's delete script; bound the wait
+	// for all of them together.
+	var wg sync.WaitGroup
+	for _, h := range held {
+		wg.Go(h.cancel)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(c.cfg.Timeout):
+	}
+	for _, l := range lockers {
+		l.Close()
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package topology
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	tc "github.com/testcontainers/testcontainers-go"
+	tcnet "github.com/testcontainers/testcontainers-go/network"
+)
+
+// createNetwork makes the topology's own bridge network. Its subnet is
+// chosen here, not by the engine, because nodes need fixed addresses: a
+// restarted node must come back where Sentinel and the cluster expect it.
+func (t *Topology) createNetwork(ctx context.Context) error {
+	var lastErr error
+	seed := randomByte()
+	for i := range 64 {
+		third := (int(seed) + i*37) % 250
+		subnet := netip.MustParsePrefix(fmt.Sprintf("10.213.%d.0/24", third))
+		gw := netip.MustParseAddr(fmt.Sprintf("10.213.%d.1", third))
+		nw, err := tcnet.New(ctx,
+			tcnet.WithLabels(t.labels("")),
+			tcnet.WithIPAM(&network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: subnet, Gateway: gw}}}),
+		)
+		if err == nil {
+			t.net, t.subnet, t.gateway = nw, subnet, gw
+			return nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return fmt.Errorf("create network: %w", lastErr)
+}
+
+func (t *Topology) labels(node string) map[string]string {
+	l := map[string]string{LabelManaged: "true", LabelRun: t.RunID}
+	if node != "" {
+		l[LabelNode] = node
+	}
+	return l
+}
+
+// nodeIP is the fixed address of the i-th node: .10 onwards.
+func (t *Topology) nodeIP(i int) netip.Addr {
+	a := t.subnet.Addr().As4()
+	a[3] = byte(10 + i)
+	return netip.AddrFrom4(a)
+}
+
+// addNode starts one container. conf is its configuration file.
+func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel bool, conf string) (*Node, error) {
+	n := &Node{Name: name, IP: t.nodeIP(index), Port: ServerPort, Sentinel: sentinel, topo: t}
+	if sentinel {
+		n.Port = SentinelPort
+	}
+	port := fmt.Sprintf("%d/tcp", n.Port)
+	if extra := t.opts.NodeConfig[name]; len(extra) > 0 {
+		conf += strings.Join(extra, "\n") + "\n"
+	}
+	files := []tc.ContainerFile{
+		{Reader: bytesReader(conf), ContainerFilePath: confPath, FileMode: 0o644},
+		{Reader: bytesReader("0\n"), ContainerFilePath: clockFile, FileMode: 0o644},
+	}
+	env := map[string]string{}
+	if t.shim != nil {
+		files = append(files, tc.ContainerFile{Reader: bytesReader(string(t.shim)), ContainerFilePath: shimPath, FileMode: 0o755})
+		env["LD_PRELOAD"] = shimPath
+	}
+	netName := t.net.Name
+	image := t.Image
+	if img, ok := t.opts.NodeImages[name]; ok {
+		image = img
+	}
+	c, err := tc.Run(ctx, image,
+		tc.WithName("lockcheck-"+t.RunID+"-"+name),
+		tc.WithLabels(t.labels(name)),
+		tc.WithEntrypoint("/bin/sh", "-c"),
+		tc.WithCmd(launchScript(t.Build, sentinel)),
+		tc.WithExposedPorts(port),
+		tc.WithFiles(files...),
+		tc.WithEnv(env),
+		tcnet.WithNetwork([]string{name}, t.net),
+		tc.WithEndpointSettingsModifier(func(es map[string]*network.EndpointSettings) {
+			if s, ok := es[netName]; ok {
+				s.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: n.IP}
+			}
+		}),
+		tc.WithHostConfigModifier(func(hc *container.HostConfig) {
+			// iptables inside the node cuts it off for partitions.
+			hc.CapAdd = append(hc.CapAdd, "NET_ADMIN")
+		}),
+	)
+	if c != nil {
+		n.c = c
+	}
+	if err != nil {
+		return n, fmt.Errorf("start node %s: %w", name, err)
+	}
+	if err := t.mapPort(ctx, n); err != nil {
+		return n, err
+	}
+	return n, nil
+}
+
+// mapPort records where the host reaches a node; it changes when the node's
+// container restarts.
+func (t *Topology) mapPort(ctx context.Context, n *Node) error {
+	host, err := n.c.Host(ctx)
+	if err != nil {
+		return fmt.Errorf("host of %s: %w", n.Name, err)
+	}
+	p, err := n.c.MappedPort(ctx, fmt.Sprintf("%d/tcp", n.Port))
+	if err != nil {
+		return fmt.Errorf("mapped port of %s: %w", n.Name, err)
+	}
+	t.addrs.set(n.Internal(), fmt.Sprintf("%s:%d", host, p.Num()))
+	return nil
+}
+
+// addNodes starts nodes in parallel; the engine does the slow part.
+func (t *Topology) addNodes(ctx context.Context, specs []nodeSpec) error {
+	nodes := make([]*Node, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		wg.Go(func() { nodes[i], errs[i] = t.addNode(ctx, s.name, s.index, s.sentinel, s.conf) })
+	}
+	wg.Wait()
+	for _, n := range nodes {
+		if n != nil && n.c != nil {
+			t.Nodes = append(t.Nodes, n)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type nodeSpec struct {
+	name     string
+	index    int
+	sentinel bool
+	conf     string
+}
+
+// waitFor polls cond until it holds or the health timeout passes; the
+// error names what was awaited and the last thing that was wrong.
+func (t *Topology) waitFor(ctx context.Context, what string, cond func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, t.opts.HealthTimeout)
+	defer cancel()
+	var last error
+	for {
+		cctx, ccancel := context.WithTimeout(ctx, 3*time.Second)
+		last = cond(cctx)
+		ccancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s: %w (last: %v)", what, ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func newRunID() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func randomByte() byte {
+	b := make([]byte, 1)
+	rand.Read(b)
+	return b[0]
+}
+
+func isNotFound(err error) bool {
+	type notFound interface{ NotFound() }
+	var nf notFound
+	if errors.As(err, &nf) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "No such container") || strings.Contains(msg, "not found") || strings.Contains(msg, "No such network")
+}
+
+func bytesReader(s string) io.Reader { return strings.NewReader(s) }
