@@ -124,7 +124,7 @@ func Check(kind string) error {
 // Register adds a client kind built by build that needs needs from the
 // server, until the returned function removes it: a test's own client, or
 // a Go library's adapter run without forking lockcheck. A kind of the same
-// name is refused.
+// name is refused. Register before runs start, not during one.
 func Register(kind string, needs []Capability, build func(cfg Config) (Client, error)) (unregister func(), err error) {
 	if Known(kind) || strings.HasPrefix(kind, ExternalPrefix) {
 		return nil, fmt.Errorf("client kind %q is taken", kind)
