@@ -7,8 +7,6 @@ package history
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
 	"sort"
 )
 
@@ -140,32 +138,4 @@ func (h *History) End() int64 {
 		end = max(end, f.Start, f.End)
 	}
 	return end
-}
-
-// Save writes the history as indented JSON.
-func (h *History) Save(path string) error {
-	b, err := json.MarshalIndent(h, "", " ")
-	if err != nil {
-		return fmt.Errorf("encode history: %w", err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("write history: %w", err)
-	}
-	return nil
-}
-
-// Load reads a history written by Save.
-func Load(path string) (*History, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
-	}
-	var h History
-	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, fmt.Errorf("decode history %s: %w", path, err)
-	}
-	if h.Format > Format {
-		return nil, fmt.Errorf("history %s has format %d; this lockcheck reads up to %d: use a newer lockcheck", path, h.Format, Format)
-	}
-	return &h, nil
 }
