@@ -91,6 +91,13 @@ func (r *Recorder) History(meta Meta) *History {
 	return h
 }
 
+// Faults returns the fault windows recorded so far.
+func (r *Recorder) Faults() []Fault {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Fault(nil), r.faults...)
+}
+
 // Since returns the operations recorded after the first from, and the
 // index to pass next time: faults watch the history to time themselves
 // (kill the primary right after a lock write landed on it).

@@ -100,7 +100,7 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	}
 	h.Meta.Faults = w.Faults
 	// The fault windows closed after the workload's snapshot.
-	h.Faults = w.Recorder.History(h.Meta).Faults
+	h.Faults = w.Recorder.Faults()
 	return &ChaosResult{History: h, Schedule: events, Notes: notes.list}, nil
 }
 
