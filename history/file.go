@@ -39,15 +39,20 @@ func (h *History) encode(w io.Writer) error {
 		Scenario json.RawMessage `json:"scenario,omitempty"`
 		Faults   []Fault         `json:"faults"`
 	}{h.Format, h.Meta, h.Scenario, h.Faults}
-	if head.Faults == nil {
-		head.Faults = []Fault{}
-	}
 	b, err := json.Marshal(head)
 	if err != nil {
 		return err
 	}
-	// the head's closing brace gives way to the operations
-	if _, err := fmt.Fprintf(w, "%s,\n\"ops\": [", b[:len(b)-1]); err != nil {
+	// the head's closing brace gives way to the operations; none is null,
+	// as a nil slice is, so that a history reads back as it was
+	if _, err := fmt.Fprintf(w, "%s,\n\"ops\": ", b[:len(b)-1]); err != nil {
+		return err
+	}
+	if h.Ops == nil {
+		_, err = io.WriteString(w, "null}\n")
+		return err
+	}
+	if _, err := io.WriteString(w, "["); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w) // one operation per line, newline-terminated
