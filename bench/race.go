@@ -250,7 +250,7 @@ func (b *bench) raceRows(k topology.Kind, outs []raceOutcome) {
 		ref = math.NaN()
 		refName += "; not measured: the failover section did not run"
 	}
-	setup := fmt.Sprintf("native client, kill-primary, TTL 15 s, 6 clients, 1 key, work 3-6 s (lockcheck run's defaults), seeds 1-%d, up to %s each, stopped early once a double holder was certain", b.cfg.seeds, b.cfg.raceDuration)
+	setup := fmt.Sprintf("lockcheck run's default scenario (native client, kill-primary, TTL 15 s, 6 clients, 1 key, holds of 3-15 s, a tenth late), seeds 1-%d, up to %s each, stopped early once a double holder was certain", b.cfg.seeds, b.cfg.raceDuration)
 	measure := "time = first double_holder finding's start minus the first kill-primary window's start (the window opens when replication is cut, before the kill)"
 	for _, p := range []struct {
 		label string

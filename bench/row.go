@@ -159,7 +159,7 @@ func writeMarkdown(path string, rows []Row, m machine, cfg config) error {
 	fmt.Fprintf(&b, "- Go: %s\n", m.Go)
 	fmt.Fprintf(&b, "- server: %s\n", m.Server)
 	fmt.Fprintf(&b, "\n## How to run\n\n")
-	fmt.Fprintf(&b, "```\nmake bench                       # the full run, under 20 minutes\ngo run ./bench -quick            # 1 repetition, short durations, to try it\ngo run ./bench -only checker     # one section: startup, failover, throughput, checker, race, memory\ngo run ./bench -h                # every flag\n```\n\n")
+	fmt.Fprintf(&b, "```\nmake bench                       # the full run, about 25 minutes\ngo run ./bench -quick            # 1 repetition, short durations, to try it\ngo run ./bench -only checker     # one section: startup, failover, throughput, checker, recheck, race, memory\ngo run ./bench -h                # every flag\n```\n\n")
 	fmt.Fprintf(&b, "This run's flags: %s\n", cfg.describe())
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("write results: %w", err)
