@@ -9,17 +9,15 @@ import (
 
 // The servers and the looks at their keys are testserver's.
 var (
-	startTopology       = testserver.Start
-	startStandalone     = testserver.Standalone
-	direct              = testserver.Direct
-	flushAll            = testserver.FlushAll
-	pttl                = testserver.PTTL
-	pexpireTime         = testserver.PExpireTime
-	awaitGone           = testserver.AwaitGone
-	get                 = testserver.Get
-	pythonAdapter       = testserver.PythonAdapter
-	pythonKindIfPresent = testserver.PythonKindIfPresent
-	longTests           = testserver.Long
+	startStandalone = testserver.Standalone
+	direct          = testserver.Direct
+	flushAll        = testserver.FlushAll
+	pttl            = testserver.PTTL
+	pexpireTime     = testserver.PExpireTime
+	awaitGone       = testserver.AwaitGone
+	get             = testserver.Get
+	pythonAdapter   = testserver.PythonAdapter
+	longTests       = testserver.Long
 )
 
 func newTestClient(t testing.TB, kind string, cfg lockclient.Config) lockclient.Client {

@@ -14,12 +14,10 @@ var (
 	direct              = testserver.Direct
 	flushAll            = testserver.FlushAll
 	pttl                = testserver.PTTL
-	pexpireTime         = testserver.PExpireTime
 	awaitGone           = testserver.AwaitGone
 	get                 = testserver.Get
 	pythonAdapter       = testserver.PythonAdapter
 	pythonKindIfPresent = testserver.PythonKindIfPresent
-	longTests           = testserver.Long
 )
 
 func newTestClient(t testing.TB, kind string, cfg Config) Client {
