@@ -52,10 +52,13 @@ func TestScenarioJSON(t *testing.T) {
 		t.Fatalf("round trip:\n%+v\n%+v", got, f)
 	}
 	b, _ := json.Marshal(s)
-	for _, want := range []string{`"ttl":"15s"`, `"work_min":"3s"`, `"timeout":"50ms"`, `"node_builds":{"n1":"valkey-8.1"}`} {
+	for _, want := range []string{`"ttl":"15s"`, `"work_min":"3s"`, `"timeout":"50ms"`, `"on_short":"release"`, `"node_builds":{"n1":"valkey-8.1"}`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("scenario JSON lacks %s: %s", want, b)
 		}
+	}
+	if strings.Contains(string(b), `"Timeout"`) {
+		t.Errorf("the WAIT timeout is written twice: %s", b)
 	}
 }
 

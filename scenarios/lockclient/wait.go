@@ -26,15 +26,17 @@ const (
 // failover.
 type WaitOptions struct {
 	// Replicas is WAIT's numreplicas, or WAITAOF's numreplicas with AOF.
-	Replicas int
+	Replicas int `json:"replicas"`
 	// AOF sends WAITAOF Local Replicas Timeout instead of WAIT.
-	AOF   bool
-	Local int
-	// Timeout is the command's timeout; it adds to the acquire's deadline.
-	Timeout time.Duration
-	OnShort WaitPolicy
+	AOF   bool `json:"aof,omitempty"`
+	Local int  `json:"local,omitempty"`
+	// Timeout is the command's timeout; it adds to the acquire's deadline
+	// (written as text, "100ms").
+	Timeout time.Duration `json:"-"`
+	OnShort WaitPolicy    `json:"on_short"`
 }
 
+// Enabled says whether the options ask for WAIT or WAITAOF at all.
 func (w WaitOptions) Enabled() bool { return w.Replicas > 0 || (w.AOF && w.Local > 0) }
 
 func (w WaitOptions) String() string {
