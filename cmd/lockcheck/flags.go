@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
@@ -76,16 +77,12 @@ func (s *sourceFlags) sources() (topology.Sources, error) {
 
 // build finds a build by name, including a user's own binary's name.
 func (s *sourceFlags) build(name string) (topology.Build, error) {
-	b, err := topology.Lookup(name)
-	if err == nil {
-		return b, nil
-	}
+	bins := map[string]string{}
 	for _, kv := range s.binaries {
-		if n, _, _ := strings.Cut(kv, "="); n == name {
-			return topology.CustomBuild(name), nil
-		}
+		n, path, _ := strings.Cut(kv, "=")
+		bins[n] = path
 	}
-	return b, err
+	return harness.LookupBuild(name, topology.Sources{Binaries: bins})
 }
 
 // builds finds each named build; no names give none.
