@@ -148,10 +148,7 @@ func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *R
 		wg.Go(func() { guard(abort, fmt.Sprintf("worker %d (%s)", i, c.Name()), func() { wk.run(ctx) }) })
 	}
 	if obs != nil {
-		keys := make([]string, w.Keys)
-		for i := range keys {
-			keys[i] = LockKey(i)
-		}
+		keys := w.LockKeys()
 		wg.Go(func() { obs.run(ctx, keys, w.ObserveEvery, w.Seed) })
 	}
 	done := make(chan struct{})
