@@ -19,6 +19,9 @@ import (
 type Env struct {
 	Engine    *topology.Engine
 	Available map[string]Available
+	// current is the topology the running spec started (or its Ordered
+	// container did), whose logs a failed spec keeps.
+	current *topology.Topology
 }
 
 // JUnitDir is where each suite writes its JUnit file, from the suite's own
@@ -30,6 +33,15 @@ var JUnitDir = filepath.Join("..", "..", "out", "suites")
 // person opens when the spec failed (report.html, history.json, the
 // nodes' logs). It is emptied first, so it holds the spec's last run.
 func RunDir() string {
+	dir := specDir()
+	Expect(os.RemoveAll(dir)).To(Succeed())
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	AddReportEntry("run folder", dir)
+	return dir
+}
+
+// specDir is the current spec's run folder, as it is.
+func specDir() string {
 	wd, err := os.Getwd()
 	Expect(err).NotTo(HaveOccurred())
 	name := strings.Map(func(r rune) rune {
@@ -38,11 +50,7 @@ func RunDir() string {
 		}
 		return '_'
 	}, CurrentSpecReport().FullText())
-	dir := filepath.Join(JUnitDir, filepath.Base(wd), name[:min(len(name), 150)])
-	Expect(os.RemoveAll(dir)).To(Succeed())
-	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-	AddReportEntry("run folder", dir)
-	return dir
+	return filepath.Join(JUnitDir, filepath.Base(wd), name[:min(len(name), 150)])
 }
 
 // Setup registers the suite-level setup every suite needs: connect to the
@@ -59,6 +67,11 @@ func Setup() *Env {
 		Expect(os.MkdirAll(JUnitDir, 0o755)).To(Succeed())
 		Expect(reporters.GenerateJUnitReport(r, filepath.Join(JUnitDir, filepath.Base(wd)+".junit.xml"))).To(Succeed())
 	})
+	AfterEach(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() && env.current != nil {
+			keepLogs(ctx, env.current)
+		}
+	}, NodeTimeout(time.Minute))
 	BeforeSuite(func(ctx SpecContext) {
 		topology.Defaults()
 		var err error
@@ -87,6 +100,10 @@ func (e *Env) Start(ctx context.Context, build string, kind topology.Kind, opts 
 	}
 	t, err := topology.Start(ctx, e.Engine, a.Build, a.Image, kind, opts)
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx SpecContext) { Expect(t.Terminate(ctx)).To(Succeed()) }, NodeTimeout(time.Minute))
+	e.current = t
+	DeferCleanup(func(ctx SpecContext) {
+		e.current = nil
+		Expect(t.Terminate(ctx)).To(Succeed())
+	}, NodeTimeout(time.Minute))
 	return t
 }
