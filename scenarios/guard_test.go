@@ -34,7 +34,7 @@ func (panicRelease) Release(context.Context, string, string) lockclient.Result {
 // before the caller tears the topology down.
 func TestPanicEndsTheRun(t *testing.T) {
 	topo := startStandalone(t, "valkey-9.1")
-	unregister, err := lockclient.Register("test-panic-release", nil, func(cfg lockclient.Config) (lockclient.Client, error) {
+	unregister, err := lockclient.Register("test-panic-release", lockclient.Traits{}, func(cfg lockclient.Config) (lockclient.Client, error) {
 		c, err := lockclient.NewClient("native", cfg)
 		return panicRelease{c}, err
 	})

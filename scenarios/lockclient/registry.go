@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -42,7 +43,12 @@ var (
 	luaNeeds    = []Capability{CapLua}
 )
 
-// registry holds every built-in kind. Adding a kind is one entry.
+// registryMu guards registry: a library's tests register kinds while
+// other tests run.
+var registryMu sync.RWMutex
+
+// registry holds every built-in kind, and the kinds Register added. Adding
+// a built-in kind is one entry.
 var registry = map[string]kindSpec{
 	"native": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseDELIFEQ)),
 	"fenced": cmdKind(nativeNeeds, true, fixed(fencedAcquire, extendIFEQ, releaseDELIFEQ)),
@@ -74,6 +80,8 @@ var registry = map[string]kindSpec{
 // Kinds lists the built-in client kinds, sorted; "external:CMD" is the one
 // open-ended kind.
 func Kinds() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
 	out := make([]string, 0, len(registry))
 	for k := range registry {
 		out = append(out, k)
@@ -92,7 +100,7 @@ func NewClient(kind string, cfg Config) (Client, error) {
 		}
 		return newExternal(cmd, cfg)
 	}
-	spec, ok := registry[kind]
+	spec, ok := lookup(kind)
 	if !ok {
 		return nil, unknownKind(kind)
 	}
@@ -106,9 +114,17 @@ func unknownKind(kind string) error {
 	return fmt.Errorf("unknown client %q: choose one of %s, or external:CMD", kind, strings.Join(Kinds(), ", "))
 }
 
-// Known reports whether kind names a built-in client.
+// lookup finds kind's spec.
+func lookup(kind string) (kindSpec, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	spec, ok := registry[kind]
+	return spec, ok
+}
+
+// Known reports whether kind names a built-in or registered client.
 func Known(kind string) bool {
-	_, ok := registry[kind]
+	_, ok := lookup(kind)
 	return ok
 }
 
@@ -121,30 +137,69 @@ func Check(kind string) error {
 	return unknownKind(kind)
 }
 
-// Register adds a client kind built by build that needs needs from the
-// server, until the returned function removes it: a test's own client, or
-// a Go library's adapter run without forking lockcheck. A kind of the same
-// name is refused. Register before runs start, not during one.
-func Register(kind string, needs []Capability, build func(cfg Config) (Client, error)) (unregister func(), err error) {
-	if Known(kind) || strings.HasPrefix(kind, ExternalPrefix) {
+// Traits say what a registered kind is, beyond how it is built: what it
+// needs from the server and how its locks may be judged and observed.
+type Traits struct {
+	// Needs are the server's capabilities the kind's commands use; a run
+	// on a server without one is refused before it starts.
+	Needs []Capability
+	// Fenced: every OK acquire returns a fence (Result.HasFence), and the
+	// resource accepts a write only with a fence above every earlier one.
+	// Two holders under a fault are then allowed if the fence stops the
+	// stale one.
+	Fenced bool
+	// Library: the client owns its connections, so WAIT cannot follow its
+	// acquire on the same one.
+	Library bool
+	// Opaque: the lock key or the value in it are the client's own, not
+	// the key the workload named holding the token the client returned,
+	// so the observer does not read the key.
+	Opaque bool
+}
+
+// Register adds a client kind with traits tr, built by build, until the
+// returned function removes it: a test's own client, or a Go library's
+// adapter run without forking lockcheck. A kind of the same name is
+// refused.
+func Register(kind string, tr Traits, build func(cfg Config) (Client, error)) (unregister func(), err error) {
+	if strings.HasPrefix(kind, ExternalPrefix) {
+		return nil, fmt.Errorf("client kind %q: the prefix %q names external adapters", kind, ExternalPrefix)
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, ok := registry[kind]; ok {
 		return nil, fmt.Errorf("client kind %q is taken", kind)
 	}
-	registry[kind] = kindSpec{needs: needs, build: func(_ string, cfg Config) (Client, error) { return build(cfg) }}
-	return func() { delete(registry, kind) }, nil
+	registry[kind] = kindSpec{needs: tr.Needs, fenced: tr.Fenced, library: tr.Library, opaque: tr.Opaque,
+		build: func(_ string, cfg Config) (Client, error) { return build(cfg) }}
+	return func() {
+		registryMu.Lock()
+		defer registryMu.Unlock()
+		delete(registry, kind)
+	}, nil
 }
 
 // needs lists what kind needs from the server; external adapters are not
 // probed (they report errors per call).
-func needs(kind string) []Capability { return registry[kind].needs }
+func needs(kind string) []Capability {
+	spec, _ := lookup(kind)
+	return spec.needs
+}
 
 // Observable says whether the observer can read kind's locks: the key the
 // history names, holding the token the client reported. External adapters
 // promise that in the adapter protocol.
-func Observable(kind string) bool { return !registry[kind].opaque }
+func Observable(kind string) bool {
+	spec, _ := lookup(kind)
+	return !spec.opaque
+}
 
 // DrawsFences says whether a built-in kind draws a fence with every
 // acquire (an external adapter says so in its replies instead).
-func DrawsFences(kind string) bool { return registry[kind].fenced }
+func DrawsFences(kind string) bool {
+	spec, _ := lookup(kind)
+	return spec.fenced
+}
 
 // newLuaClient counts its NOSCRIPT fallbacks.
 func newLuaClient(name string, cfg Config) (Client, error) {
