@@ -41,11 +41,13 @@ unit:
 
 # test runs every package: unit tests, the topology and compat suites, and
 # the quick slice of the safety suite (label "quick"), all against real
-# servers. Packages run one at a time: the suites time failovers, and two
-# suites on two cores would skew each other's timing.
+# servers. The example library's locktest runs too, and fails rather than
+# skips without Docker (LOCKTEST_REQUIRE). Packages run one at a time: the
+# suites time failovers, and two suites on two cores would skew each
+# other's timing.
 test: images
 	$(GO) vet ./...
-	$(GO) test -count=1 -p 1 -timeout 60m $$($(GO) list ./... | grep -v /suites/safety)
+	LOCKTEST_REQUIRE=1 LOCKTEST_OUT=$(CURDIR)/$(OUT)/locktest $(GO) test -count=1 -p 1 -timeout 60m $$($(GO) list ./... | grep -v /suites/safety)
 	$(GO) test -count=1 -timeout 30m ./suites/safety -ginkgo.label-filter=quick
 
 # safety runs the whole safety suite: the quick slice, the real libraries,

@@ -37,6 +37,17 @@ type Options struct {
 	// Configure, when set, adjusts the clients' configuration: a test's
 	// hook, never a run setting (those are the Scenario's).
 	Configure func(*lockclient.Config)
+	// Replay is the command that runs this scenario again, as the run's
+	// files show it (default: lockcheck replay OUT). A library's test,
+	// whose client lockcheck's command does not know, gives its own.
+	Replay string
+}
+
+func (o Options) replay() string {
+	if o.Replay != "" {
+		return o.Replay
+	}
+	return ReplayCommand(o.Out)
 }
 
 // Outcome is what a run produced.
@@ -77,7 +88,7 @@ func Execute(ctx context.Context, eng *topology.Engine, s scenarios.Scenario, o 
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	if err := prepare(s, o.Out); err != nil {
+	if err := prepare(s, o.Out, o.replay()); err != nil {
 		return nil, err
 	}
 	t, err := StartScenario(ctx, eng, s, o.Sources, o.Log)
@@ -131,7 +142,7 @@ func LookupBuild(name string, src topology.Sources) (topology.Build, error) {
 }
 
 // prepare makes the run's folder and writes scenario.json into it.
-func prepare(s scenarios.Scenario, out string) error {
+func prepare(s scenarios.Scenario, out, replay string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("output folder: %w", err)
 	}
@@ -139,7 +150,7 @@ func prepare(s scenarios.Scenario, out string) error {
 	if err != nil {
 		return err
 	}
-	f := scenarios.RunFile{Format: scenarios.RunFileFormat, Scenario: s, Schedule: events, Replay: ReplayCommand(out)}
+	f := scenarios.RunFile{Format: scenarios.RunFileFormat, Scenario: s, Schedule: events, Replay: replay}
 	return f.Save(filepath.Join(out, scenarios.RunFileName))
 }
 
@@ -158,7 +169,7 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 		o.Out = DefaultOut(s)
 	}
 	if _, err := os.Stat(filepath.Join(o.Out, scenarios.RunFileName)); err != nil {
-		if err := prepare(s, o.Out); err != nil {
+		if err := prepare(s, o.Out, o.replay()); err != nil {
 			return nil, err
 		}
 	}
@@ -218,7 +229,7 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 		return nil, fmt.Errorf("check: %w", err)
 	}
 	rr := reports.NewRunResult(h, result, res.Notes)
-	rr.Replay = ReplayCommand(o.Out)
+	rr.Replay = o.replay()
 	if err := WriteFiles(o.Out, h, result, rr); err != nil {
 		return nil, err
 	}
