@@ -32,6 +32,7 @@ func commands() []command {
 		{"matrix", "run every client × fault on every build × topology; writes index.html, matrix.json, junit.xml", runMatrix},
 		{"merge", "join the folders of a sharded matrix (matrix --shard I/N) into one index.html, matrix.json, junit.xml", runMerge},
 		{"check", "re-check a saved run folder offline", runCheck},
+		{"adapter-check", "check an external adapter against the adapter protocol on a standalone server, in seconds", runAdapterCheck},
 		{"catch-rate", "run each mutant and its control over seeded runs of its randomized scenario; writes catch-rate.md", runCatchRate},
 		{"false-alarms", "run the correct clients over seeded runs of the default workload on standalone and sentinel; writes false-alarms.md", runFalseAlarms},
 	}

@@ -1,0 +1,13 @@
+#!/usr/bin/python3
+"""Broken: ignores timeout_ms and waits a minute for every reply."""
+from shipped import adapter
+
+connect = adapter.connect
+
+
+def patient(req):
+    return connect(dict(req, timeout_ms=60000))
+
+
+adapter.connect = patient
+adapter.main()
