@@ -6,7 +6,9 @@ import (
 )
 
 func TestExpectations(t *testing.T) {
-	result := func(class Class, checks ...Check) *Result { return &Result{Class: class, Checks: checks, Summary: string(class)} }
+	result := func(class Class, checks ...Check) *Result {
+		return &Result{Class: class, Checks: checks, Summary: string(class)}
+	}
 	safe := result(ClassSafe, Check{Name: DoubleHolder, Status: Pass})
 	fenced := result(ClassFenced, Check{Name: DoubleHolder, Status: Allowed, Count: 2, Summary: "2 double holders, allowed"}, Check{Name: Fence, Status: Pass})
 	violated := result(ClassViolated, Check{Name: DoubleHolder, Status: Fail, Count: 3, Summary: "3 double holders"}, Check{Name: Fence, Status: Pass})
