@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -159,8 +160,16 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var sf scenarioFlags
 	sf.register(fs)
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
+	expect := fs.String("expect", "", "exit 0 or 1 by this expectation alone: safe (every check passes, never two holders) or fence-holds (two holders allowed, the fence stops the stale one); default: by the verdict")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
+	}
+	var e checker.Expectation
+	if *expect != "" {
+		var err error
+		if e, err = checker.ParseExpectation(*expect); err != nil {
+			return fail(stderr, "--expect: %v", err)
+		}
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck run -h for the flags", fs.Arg(0))
@@ -173,12 +182,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return execute(ctx, s, src, *out, stdout, stderr)
+	return execute(ctx, s, src, *out, e, stdout, stderr)
 }
 
 // execute runs a scenario the way lockcheck run and replay do: one line
-// to start, a live progress line, the verdict, and the verdict's exit code.
-func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, stdout, stderr io.Writer) int {
+// to start, a live progress line, the verdict, and the verdict's exit code,
+// or with an expectation, 0 or 1 by it alone.
+func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, expect checker.Expectation, stdout, stderr io.Writer) int {
 	for _, b := range s.Builds() {
 		if _, err := harness.LookupBuild(b, src); err != nil {
 			return fail(stderr, "%v", err)
@@ -199,6 +209,13 @@ func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, ou
 	}
 	reports.WriteVerdict(stdout, o.Result, out)
 	code := o.Check.Verdict.ExitCode()
+	if expect != "" {
+		code = 0
+		if err := expect.Meets(o.Check, o.History.Meta.Fenced); err != nil {
+			fmt.Fprintf(stderr, "lockcheck: %v\n", err)
+			code = 1
+		}
+	}
 	if o.Interrupted && code != 1 {
 		fmt.Fprintf(stderr, "lockcheck: run interrupted after %s: the results in %s are partial\n", time.Duration(o.History.Meta.DurationNs).Round(time.Second), out)
 		code = usageExit
