@@ -86,7 +86,7 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 		return nil, err
 	}
 	defer closeAll(clients)
-	res := NewResource(rec, w.Fenced || lockclient.DrawsFences(w.Client), w.WriteGap)
+	res := NewResource(rec, w.Fenced || drawsFences(ctx, w.Client, clients[0], w.LockKeys()[0]), w.WriteGap)
 	var obs *observer
 	if w.ObserveEvery > 0 && lockclient.Observable(w.Client) {
 		if obs, err = newObserver(cfg, rec); err != nil {
