@@ -16,6 +16,13 @@ Modes (--mode):
   lua     SET NX PX, then the Redis-era compare-and-PEXPIRE and
           compare-and-DEL scripts (redis-py's Script: EVALSHA, EVAL on
           NOSCRIPT); runs on any server with Lua. Standalone and Sentinel.
+  lock    redis-py's own redis.lock.Lock, as its users call it: acquire
+          with blocking=False and the token lockcheck draws, extend with
+          replace_ttl, release; LockError (LockNotOwnedError among them)
+          is fail. Lock.release forgets its token before it sends the
+          script, so a release lost to a broken connection is unknown here
+          and cannot be retried by the library's user: the lock stays
+          until its lease ends.
 
 Topologies: standalone and replicated (the first address, the primary),
 sentinel (redis.sentinel.Sentinel on the sentinels' addresses) and cluster
@@ -39,6 +46,8 @@ import traceback
 
 import redis
 import redis.cluster
+import redis.exceptions
+import redis.lock
 import redis.sentinel
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
@@ -158,11 +167,48 @@ class Lock:
         return {"status": "ok"} if n == 1 else {"status": "fail"}
 
 
+class LibraryLock:
+    """redis-py's redis.lock.Lock, one Lock object per call: the workload
+    extends and releases by token, which Lock keeps in lock.local.token."""
+
+    def __init__(self, client):
+        self.r = client
+
+    def lock(self, key, ttl_ms, token=None):
+        timeout = ttl_ms / 1000.0 if ttl_ms else None
+        lock = redis.lock.Lock(self.r, key, timeout=timeout, blocking=False, thread_local=False)
+        if token is not None:
+            lock.local.token = token.encode()
+        return lock
+
+    def acquire(self, key, ttl_ms):
+        token = secrets.token_hex(20)
+        if self.lock(key, ttl_ms).acquire(blocking=False, token=token):
+            return {"status": "ok", "token": token}
+        return {"status": "fail"}
+
+    def extend(self, key, token, ttl_ms):
+        try:
+            self.lock(key, ttl_ms, token).extend(ttl_ms / 1000.0, replace_ttl=True)
+        except redis.exceptions.LockError as e:
+            return {"status": "fail", "error": f"{type(e).__name__}: {e}"}
+        return {"status": "ok"}
+
+    def release(self, key, token):
+        try:
+            self.lock(key, None, token).release()
+        except redis.exceptions.LockError as e:
+            return {"status": "fail", "error": f"{type(e).__name__}: {e}"}
+        return {"status": "ok"}
+
+
 def handle(req, state, mode):
     op = req.get("op")
     if op == "init":
-        state["lock"] = Lock(connect(req), mode)
-        return {"status": "ok", "name": f"redis-py {redis.__version__}"}
+        client = connect(req)
+        state["lock"] = LibraryLock(client) if mode == "lock" else Lock(client, mode)
+        name = f"redis-py {redis.__version__}"
+        return {"status": "ok", "name": name + " Lock" if mode == "lock" else name}
     if op == "close":
         return {"status": "ok"}
     lock = state.get("lock")
@@ -179,7 +225,7 @@ def handle(req, state, mode):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mode", choices=("native", "lua"), default="native")
+    ap.add_argument("--mode", choices=("native", "lua", "lock"), default="native")
     args = ap.parse_args()
     state = {}
     for line in sys.stdin:
