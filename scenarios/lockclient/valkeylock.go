@@ -14,14 +14,23 @@ import (
 
 // valkeylockClient adapts valkey-go's valkeylock. That library is shaped
 // differently: a lock is a context that it keeps alive by extending the key
-// every KeyValidity/2 on its own, and cancels when it loses the key. So
-// here Extend reports whether the library still considers the lock held
-// (its context is live), Release cancels the context (the library then
-// deletes the key by script) and reports ok unless the lock was already
-// lost, and the token is a per-acquisition id, because the library does
-// not expose the value it stores. KeyMajority is 1: one key per lock, as
-// the other single-instance clients have; the key is
-// valkeylock:0:<name>, whose hash tag is the name's.
+// every KeyValidity/2 on its own, for as long as the context lives, and
+// cancels when it loses the key. So here Extend reports whether the library
+// still considers the lock held (its context is live), Release cancels the
+// context (the library then deletes the key by script) and reports ok
+// unless the lock was already lost, and the token is a per-acquisition id,
+// because the library does not expose the value it stores. KeyMajority is
+// 1: one key per lock, as the other single-instance clients have; the key
+// is valkeylock:0:<name>, whose hash tag is the name's.
+//
+// A lock the workload neither extends nor releases within its TTL (an
+// abandoned hold, a holder stalled past its lease) is cancelled at that
+// point, TTL after the start of the last acquire or extend: where every
+// other client's lease lapses, and what happens to a crashed holder's lock
+// under valkeylock too (its renewals stop). Without it the library renews
+// a forgotten lock for as long as the process lives, by design
+// (TestValkeylockRenewsAForgottenLock), and the checker, whose leases end
+// TTL after the last call, sees a key taken with no holder.
 type valkeylockClient struct {
 	name string
 	cfg  Config
@@ -36,6 +45,9 @@ type valkeylockClient struct {
 type heldLock struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+	// lapse cancels the lock where its lease ends; a call stops and resets
+	// it. A stop that finds it fired means the lease ended first.
+	lapse *time.Timer
 }
 
 func newValkeylock(name string, cfg Config) (Client, error) {
@@ -75,6 +87,7 @@ func (c *valkeylockClient) Acquire(ctx context.Context, key string, ttl time.Dur
 		return unknownResult(err.Error())
 	}
 	// The lock's context must outlive this call: it is the lock.
+	start := time.Now()
 	lctx, cancel, err := l.TryWithContext(c.base, key)
 	if errors.Is(err, valkeylock.ErrNotLocked) {
 		return failed("")
@@ -84,7 +97,7 @@ func (c *valkeylockClient) Acquire(ctx context.Context, key string, ttl time.Dur
 	}
 	token := newToken()
 	c.mu.Lock()
-	c.held[key+"\x00"+token] = heldLock{ctx: lctx, cancel: cancel}
+	c.held[key+"\x00"+token] = heldLock{ctx: lctx, cancel: cancel, lapse: time.AfterFunc(time.Until(start.Add(ttl)), cancel)}
 	c.mu.Unlock()
 	return Result{Outcome: history.OK, Token: token}
 }
@@ -96,9 +109,11 @@ func (c *valkeylockClient) Extend(ctx context.Context, key, token string, ttl ti
 	if !ok {
 		return failed("valkeylock: no acquisition with this token in this client")
 	}
-	if h.ctx.Err() != nil {
+	start := time.Now()
+	if !h.lapse.Stop() || h.ctx.Err() != nil {
 		return failed("")
 	}
+	h.lapse.Reset(time.Until(start.Add(ttl)))
 	return okResult()
 }
 
@@ -110,7 +125,7 @@ func (c *valkeylockClient) Release(ctx context.Context, key, token string) Resul
 	if !ok {
 		return failed("valkeylock: no acquisition with this token in this client")
 	}
-	lost := h.ctx.Err() != nil
+	lost := !h.lapse.Stop() || h.ctx.Err() != nil
 	// The library's cancel waits for its delete script, which runs without
 	// a deadline: bound the wait here.
 	done := make(chan struct{})
@@ -138,6 +153,7 @@ func (c *valkeylockClient) Close() error {
 	// for all of them together.
 	var wg sync.WaitGroup
 	for _, h := range held {
+		h.lapse.Stop()
 		wg.Go(h.cancel)
 	}
 	done := make(chan struct{})

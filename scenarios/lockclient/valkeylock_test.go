@@ -1,0 +1,80 @@
+package lockclient
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/valkey-io/valkey-go/valkeylock"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestValkeylockRenewsAForgottenLock reproduces, with valkeylock alone and
+// no lockcheck client, why a run with abandoned holds found its key
+// "stuck": a lock whose context is never cancelled is renewed for as long
+// as the process lives, long past its KeyValidity. That is the library's
+// design (a lock lives as long as its context), not a lost lock.
+func TestValkeylockRenewsAForgottenLock(t *testing.T) {
+	topo := startStandalone(t, "valkey-9.1")
+	validity := 500 * time.Millisecond
+	l, err := valkeylock.NewLocker(valkeylock.LockerOption{ClientOption: topo.ClientOption(), KeyValidity: validity, KeyMajority: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	_, cancel, err := l.TryWithContext(ctx, "forgotten")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The holder forgets the lock: no cancel for six validity periods.
+	time.Sleep(6 * validity)
+	if _, _, err := l.TryWithContext(ctx, "forgotten"); !errors.Is(err, valkeylock.ErrNotLocked) {
+		t.Fatalf("a second acquire %d validity periods later: %v, want ErrNotLocked (the forgotten lock still held)", 6, err)
+	}
+	if p := pttl(t, direct(t, topo), "valkeylock:0:forgotten"); p <= 0 || p > validity.Milliseconds() {
+		t.Fatalf("PTTL %d: the forgotten lock is not being renewed", p)
+	}
+	cancel()
+	awaitGone(t, direct(t, topo), "valkeylock:0:forgotten")
+}
+
+// TestValkeylockLeaseLapses shows the adapter giving a lock the workload's
+// lease: neither extended nor released within its TTL, it is gone (as a
+// crashed holder's would be), an extend then fails, and another client
+// takes the key; a lock extended in time stays held.
+func TestValkeylockLeaseLapses(t *testing.T) {
+	topo := startStandalone(t, "valkey-9.1")
+	cfg := ConfigFor(topo)
+	a, b := newTestClient(t, "valkeylock", cfg), newTestClient(t, "valkeylock", cfg)
+	defer a.Close()
+	defer b.Close()
+	ctx := context.Background()
+	ttl := 600 * time.Millisecond
+	ra := a.Acquire(ctx, "lapse", ttl)
+	if ra.Outcome != history.OK {
+		t.Fatalf("acquire: %+v", ra)
+	}
+	for range 3 {
+		time.Sleep(ttl / 2)
+		if r := a.Extend(ctx, "lapse", ra.Token, ttl); r.Outcome != history.OK {
+			t.Fatalf("an extend within the lease: %+v", r)
+		}
+	}
+	if r := b.Acquire(ctx, "lapse", ttl); r.Outcome != history.Fail {
+		t.Fatalf("another client's acquire of a lock extended in time: %+v", r)
+	}
+	// Abandoned: no call for twice the lease.
+	time.Sleep(2 * ttl)
+	if r := a.Extend(ctx, "lapse", ra.Token, ttl); r.Outcome != history.Fail {
+		t.Fatalf("an extend after the lease lapsed: %+v", r)
+	}
+	if r := b.Acquire(ctx, "lapse", ttl); r.Outcome != history.OK {
+		t.Fatalf("another client's acquire after the lease lapsed: %+v", r)
+	}
+	if r := a.Release(ctx, "lapse", ra.Token); r.Outcome != history.Fail {
+		t.Fatalf("a release after the lease lapsed: %+v", r)
+	}
+}
