@@ -16,6 +16,9 @@ Modes (--mode):
   lua     SET NX PX, then the Redis-era compare-and-PEXPIRE and
           compare-and-DEL scripts (redis-py's Script: EVALSHA, EVAL on
           NOSCRIPT); runs on any server with Lua. Standalone and Sentinel.
+  fenced  native, with a fence drawn in the acquire's transaction (MULTI,
+          SET NX PX, INCR of the key's fence counter, EXEC) and returned
+          as "fence": lockcheck then judges it as its fenced client.
   lock    redis-py's own redis.lock.Lock, as its users call it: acquire
           with blocking=False and the token lockcheck draws, extend with
           replace_ttl, release; LockError (LockNotOwnedError among them)
@@ -138,6 +141,17 @@ def connect(req):
     raise ValueError(f"unknown topology {kind!r}")
 
 
+def fence_key(key):
+    """The key's fence counter, in the key's hash slot (as lockcheck's own
+    fenced client names it)."""
+    i = key.find("{")
+    if i >= 0:
+        j = key.find("}", i + 1)
+        if j > i + 1:
+            return "fence:" + key[i : j + 1]
+    return "fence:{" + key + "}"
+
+
 class Lock:
     def __init__(self, client, mode):
         self.r = client
@@ -148,6 +162,14 @@ class Lock:
 
     def acquire(self, key, ttl_ms):
         token = secrets.token_hex(20)  # new for every acquisition
+        if self.mode == "fenced":
+            pipe = self.r.pipeline(transaction=True)
+            pipe.set(key, token, nx=True, px=ttl_ms)
+            pipe.incr(fence_key(key))
+            held, fence = pipe.execute()
+            if held:
+                return {"status": "ok", "token": token, "fence": fence}
+            return {"status": "fail"}
         if self.r.set(key, token, nx=True, px=ttl_ms):
             return {"status": "ok", "token": token}
         return {"status": "fail"}
@@ -225,7 +247,7 @@ def handle(req, state, mode):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mode", choices=("native", "lua", "lock"), default="native")
+    ap.add_argument("--mode", choices=("native", "fenced", "lua", "lock"), default="native")
     args = ap.parse_args()
     state = {}
     for line in sys.stdin:

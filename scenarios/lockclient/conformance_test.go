@@ -25,6 +25,7 @@ func TestConformance(t *testing.T) {
 		{shipped, "", ""},
 		{shipped + " --mode lua", "", ""},
 		{shipped + " --mode lock", "", ""},
+		{shipped + " --mode fenced", "", ""},
 		{broken + "no_token.py", "acquire a free key", `replied ok without a "token"`},
 		{broken + "wrong_token.py", "acquire a free key", "not the token"},
 		{broken + "not_json.py", "acquire a free key", `adapter replied "\"OK\""`},
