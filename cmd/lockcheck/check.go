@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -43,14 +42,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, "--loss %q: want faults, never or anytime", *loss)
 	}
 	dir := fs.Arg(0)
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *doubles != "auto" && *doubles != "allow" && *doubles != "forbid" {
 		return fail(stderr, "--double-holders %q: want auto, allow or forbid", *doubles)
 	}
 	start := time.Now()
 	out, err := harness.Recheck(ctx, dir, func(opts *checker.Options) {
-		if set["tolerance"] {
+		if flagSet(fs, "tolerance") {
 			opts.ClockTolerance = *tolerance
 		}
 		opts.Timeout, opts.Loss, opts.FaultGrace = *timeout, checker.LossPolicy(*loss), *grace

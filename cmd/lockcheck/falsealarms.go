@@ -27,7 +27,7 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	src.register(fs)
 	runs := fs.Int("runs", 20, "seeded runs per client and topology (seeds 1..runs)")
 	duration := fs.Duration("duration", 10*time.Second, "length of every run")
-	clients := fs.String("clients", "native,fenced,lua,delex,python", "comma-separated correct clients (python: the shipped redis-py adapter)")
+	clients := fs.String("clients", "native,fenced,lua,delex,python", "comma-separated correct clients (python: the shipped redis-py adapter; python-lock: its redis-py Lock mode)")
 	server := fs.String("server", "valkey-9.1", "server build for every client but delex")
 	delexServer := fs.String("delex-server", "redis-8.6", "server build for delex, which needs DELEX")
 	topos := fs.String("topologies", "standalone,sentinel", "comma-separated topology kinds, each started once per build")
@@ -62,6 +62,8 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 			name = *delexServer
 		case "python":
 			c = pythonClient
+		case "python-lock":
+			c = pythonClient + " --mode lock"
 		}
 		if code := checkClient(c, stderr); code != 0 {
 			return code

@@ -110,3 +110,10 @@ func checkClient(client string, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// flagSet says whether name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

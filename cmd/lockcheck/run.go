@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -160,6 +161,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var sf scenarioFlags
 	sf.register(fs)
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
+	repeat := fs.Int("repeat", 1, "run the scenario N times with seeds seed, seed+1, ..., each into OUT/seed-S")
+	until := fs.Bool("until-violation", false, "stop at the first run that is violated (or misses --expect) and say how many runs it took; up to --repeat runs, 100 when --repeat is not given")
 	expect := fs.String("expect", "", "exit 0 or 1 by this expectation alone: safe (every check passes, never two holders) or fence-holds (two holders allowed, the fence stops the stale one); default: by the verdict")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
@@ -182,7 +185,50 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return execute(ctx, s, src, *out, e, stdout, stderr)
+	if *repeat < 1 {
+		return fail(stderr, "--repeat %d: give a number of runs of 1 or more", *repeat)
+	}
+	if *until && !flagSet(fs, "repeat") {
+		*repeat = 100
+	}
+	if *repeat == 1 {
+		return execute(ctx, s, src, *out, e, stdout, stderr)
+	}
+	return repeatRuns(ctx, s, src, *out, e, *repeat, *until, stdout, stderr)
+}
+
+// repeatRuns runs s with seeds seed, seed+1, ... the way Jepsen and etcd's
+// robustness tests are looped until they fail: each run into its own
+// folder, one line per run, and at the end how many runs it took.
+func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, e checker.Expectation, n int, until bool, stdout, stderr io.Writer) int {
+	if out == "" {
+		out = strings.TrimSuffix(harness.DefaultOut(s), fmt.Sprintf("-%d", s.Seed))
+	}
+	first, failed := s.Seed, 0
+	for i := range n {
+		s.Seed = first + int64(i)
+		dir := filepath.Join(out, fmt.Sprintf("seed-%d", s.Seed))
+		code := execute(ctx, s, src, dir, e, stdout, stderr)
+		switch code {
+		case 0:
+			continue
+		case 1:
+			failed++
+			if until {
+				fmt.Fprintf(stdout, "violated at run %d of up to %d (seed %d): %s\n", i+1, n, s.Seed, dir)
+				return 1
+			}
+		default:
+			fmt.Fprintf(stderr, "lockcheck: run %d (seed %d) ended with exit code %d; stopping\n", i+1, s.Seed, code)
+			return code
+		}
+	}
+	if until {
+		fmt.Fprintf(stdout, "no violation in %d runs (seeds %d to %d): %s\n", n, first, s.Seed, out)
+		return 0
+	}
+	fmt.Fprintf(stdout, "%d of %d runs violated (seeds %d to %d): %s\n", failed, n, first, s.Seed, out)
+	return min(failed, 1)
 }
 
 // execute runs a scenario the way lockcheck run and replay do: one line
