@@ -199,7 +199,7 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 	}
 	stopProgress := func() {}
 	if o.Progress != nil {
-		stopProgress = progressLine(ctx, o.Progress, rec, &injected)
+		stopProgress = progressLine(ctx, o.Progress, rec, &injected, s.TTL)
 	}
 	res, err := chaos.Run(ctx, t)
 	stopProgress()

@@ -14,9 +14,10 @@ import (
 // progressLine prints elapsed time, operations, faults injected and the
 // violations found so far, once a second, on one line. It returns the
 // function that stops it.
-func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64) func() {
+func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64, ttl time.Duration) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
+	live := newLiveCount(rec, ttl)
 	go func() {
 		defer close(stopped)
 		tick := time.NewTicker(time.Second)
@@ -32,10 +33,8 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 				return
 			case <-tick.C:
 			}
-			// The interval checks are cheap, but not free on a long
-			// history: every 5 s is enough for a live count.
 			if time.Since(lastCheck) >= 5*time.Second {
-				violations, lastCheck = quickViolations(ctx, rec), time.Now()
+				violations, lastCheck = live.update(ctx), time.Now()
 			}
 			fmt.Fprintf(w, "\r%6.0fs  ops %-8d faults %-3d violations so far %d   ", time.Since(rec.Started()).Seconds(), rec.Len(), injected.Load(), violations)
 		}
@@ -43,19 +42,53 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 	return func() { close(done); <-stopped }
 }
 
-// quickViolations runs the interval checks (no linearizability search) on
-// the history so far.
-func quickViolations(ctx context.Context, rec *history.Recorder) int {
-	h := rec.History(history.Meta{})
-	res, err := checker.Run(ctx, h, checker.Options{Skip: []string{checker.Linearizability}})
-	if err != nil {
-		return 0
+// liveCount counts what the interval checks (double holders, fences, the
+// resource; no linearizability search) find as a run goes. Each update
+// takes only the operations recorded since the last and re-checks a
+// window of the recent ones, long enough to hold any lease that can still
+// overlap a new one: its cost grows with the window, not with the run.
+// Findings are counted once, by kind, key and start. It is a live
+// indicator; the verdict is the whole history's check at the end.
+type liveCount struct {
+	rec    *history.Recorder
+	span   int64
+	next   int
+	window []history.Op
+	seen   map[string]bool
+}
+
+func newLiveCount(rec *history.Recorder, ttl time.Duration) *liveCount {
+	return &liveCount{rec: rec, span: int64(max(4*ttl, 10*time.Second)), seen: map[string]bool{}}
+}
+
+// liveChecks are the checks the live count adds up.
+var liveChecks = []string{checker.DoubleHolder, checker.Fence, checker.Resource}
+
+func (l *liveCount) update(ctx context.Context) int {
+	ops, next := l.rec.Since(l.next)
+	l.next = next
+	l.window = append(l.window, ops...)
+	// Operations are recorded as they return: the old ones are a prefix.
+	cut, drop := l.rec.Now()-l.span, 0
+	for drop < len(l.window) && l.window[drop].Return < cut {
+		drop++
 	}
-	n := 0
-	for _, c := range res.Checks {
-		if c.Name == checker.DoubleHolder || c.Name == checker.Fence || c.Name == checker.Resource {
-			n += c.Count
+	if drop > 0 {
+		l.window = append([]history.Op(nil), l.window[drop:]...)
+	}
+	if len(l.window) == 0 {
+		return len(l.seen)
+	}
+	h := &history.History{Ops: l.window, Faults: l.rec.Faults()}
+	res, err := checker.Run(ctx, h, checker.Options{Skip: []string{checker.Linearizability}, MaxFindings: 1 << 20})
+	if err != nil {
+		return len(l.seen)
+	}
+	for _, name := range liveChecks {
+		c, _ := res.Check(name)
+		for _, f := range c.Findings {
+			l.seen[fmt.Sprintf("%s %s %d", f.Kind, f.Key, f.Start)] = true
 		}
 	}
-	return n
+	return len(l.seen)
 }
