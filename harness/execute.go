@@ -37,6 +37,11 @@ type Options struct {
 	// Configure, when set, adjusts the clients' configuration: a test's
 	// hook, never a run setting (those are the Scenario's).
 	Configure func(*lockclient.Config)
+	// StopOnViolation ends the run, with its check and files, once the
+	// live count finds a violation the run's options do not allow (a
+	// double holder of an unfenced client, a fence or resource failure):
+	// the answer is known, and a CI job stops paying for the rest.
+	StopOnViolation bool
 	// Replay is the command that runs this scenario again, as the run's
 	// files show it (default: lockcheck replay OUT). A library's test,
 	// whose client lockcheck's command does not know, gives its own.
@@ -62,6 +67,8 @@ type Outcome struct {
 	// Interrupted says ctx ended before the run's duration: the results
 	// are partial.
 	Interrupted bool
+	// Stopped says StopOnViolation ended the run early, a violation found.
+	Stopped bool
 }
 
 // DefaultOut is the folder a run writes to when none is given.
@@ -197,11 +204,23 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 		Injected:  func(fault.Event, error) { injected.Add(1) },
 		Configure: o.Configure,
 	}
-	stopProgress := func() {}
+	liveOpts := checker.OptionsFor(&history.History{Meta: meta})
+	stopProgress, stopWatch := func() {}, func() {}
 	if o.Progress != nil {
-		stopProgress = progressLine(ctx, o.Progress, rec, &injected, s.TTL)
+		stopProgress = progressLine(ctx, o.Progress, rec, &injected, s.TTL, liveOpts)
 	}
-	res, err := chaos.Run(ctx, t)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var stopped atomic.Bool
+	if o.StopOnViolation {
+		stopWatch = stopOnViolation(runCtx, rec, s.TTL, liveOpts, func(n int) {
+			log.Info("stopping the run: the live check found a violation", "violations", n, "after", time.Duration(rec.Now()))
+			stopped.Store(true)
+			stopRun()
+		})
+	}
+	res, err := chaos.Run(runCtx, t)
+	stopWatch()
 	stopProgress()
 	// The checks and files are written after Ctrl-C too.
 	wctx := context.WithoutCancel(ctx)
@@ -228,12 +247,16 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
+	if stopped.Load() {
+		res.Notes = append(res.Notes, fmt.Sprintf("stopped at %s of %s: the live check found a violation (--stop-on-violation)",
+			time.Duration(h.Meta.DurationNs).Round(time.Second), s.Duration))
+	}
 	rr := reports.NewRunResult(h, result, res.Notes)
 	rr.Replay = o.replay()
 	if err := WriteFiles(o.Out, h, result, rr); err != nil {
 		return nil, err
 	}
-	return &Outcome{Out: o.Out, History: h, Check: result, Result: rr, Schedule: res.Schedule, Interrupted: ctx.Err() != nil}, nil
+	return &Outcome{Out: o.Out, History: h, Check: result, Result: rr, Schedule: res.Schedule, Interrupted: ctx.Err() != nil, Stopped: stopped.Load()}, nil
 }
 
 // CheckOptions are the checker's options for a run of s: the checker's

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -276,4 +280,51 @@ func TestShardedMatrixMerged(t *testing.T) {
 	if _, err := reports.MergeIndexes(parts[:2], nil); err == nil {
 		t.Error("two of three shards merged without complaint")
 	}
+}
+
+// TestStopOnViolation: a run stops, checked and written, once the live
+// check finds a double holder. The client claims every acquire without
+// asking the server, so two workers hold the lock within the first
+// operations, whatever the timing.
+func TestStopOnViolation(t *testing.T) {
+	unregister, err := lockclient.Register("test-always-acquires", lockclient.Traits{}, func(cfg lockclient.Config) (lockclient.Client, error) {
+		c, err := lockclient.NewClient("native", cfg)
+		return alwaysAcquires{c}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unregister)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	topo, err := Start(ctx, eng(t), build(t, "valkey-9.1"), topology.Sources{}, topology.Standalone, topology.Options{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := Teardown(context.Background(), topo); err != nil {
+			t.Error(err)
+		}
+	})
+	s := scenarios.Scenario{Server: "valkey-9.1", Client: "test-always-acquires", Duration: time.Minute, TTL: time.Second, Seed: 1}
+	o, err := ExecuteOn(ctx, topo, s, Options{Out: t.TempDir(), StopOnViolation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Stopped || o.Interrupted || o.Check.Verdict != checker.Violated {
+		t.Fatalf("stopped %v, interrupted %v, verdict %s; want a violated run stopped early", o.Stopped, o.Interrupted, o.Check.Verdict)
+	}
+	if d := time.Duration(o.History.Meta.DurationNs); d > 30*time.Second {
+		t.Errorf("the run went on for %v of its minute", d)
+	}
+	if len(o.Result.Notes) == 0 || !strings.Contains(o.Result.Notes[len(o.Result.Notes)-1], "--stop-on-violation") {
+		t.Errorf("result notes %q do not say the run was stopped", o.Result.Notes)
+	}
+}
+
+// alwaysAcquires reports every acquire as held with a new token.
+type alwaysAcquires struct{ lockclient.Client }
+
+func (alwaysAcquires) Acquire(context.Context, string, time.Duration) lockclient.Result {
+	return lockclient.Result{Outcome: history.OK, Token: fmt.Sprint(time.Now().UnixNano())}
 }

@@ -14,10 +14,10 @@ import (
 // progressLine prints elapsed time, operations, faults injected and the
 // violations found so far, once a second, on one line. It returns the
 // function that stops it.
-func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64, ttl time.Duration) func() {
+func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64, ttl time.Duration, opts checker.Options) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
-	live := newLiveCount(rec, ttl)
+	live := newLiveCount(rec, ttl, opts)
 	go func() {
 		defer close(stopped)
 		tick := time.NewTicker(time.Second)
@@ -47,18 +47,23 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 // takes only the operations recorded since the last and re-checks a
 // window of the recent ones, long enough to hold any lease that can still
 // overlap a new one: its cost grows with the window, not with the run.
-// Findings are counted once, by kind, key and start. It is a live
-// indicator; the verdict is the whole history's check at the end.
+// Findings are counted once, by kind, key and start; findings the run's
+// options allow (a fenced client's double holders) are not counted. It is
+// a live indicator and the trigger of --stop-on-violation; the verdict is
+// the whole history's check at the end.
 type liveCount struct {
 	rec    *history.Recorder
+	opts   checker.Options
 	span   int64
 	next   int
 	window []history.Op
 	seen   map[string]bool
 }
 
-func newLiveCount(rec *history.Recorder, ttl time.Duration) *liveCount {
-	return &liveCount{rec: rec, span: int64(max(4*ttl, 10*time.Second)), seen: map[string]bool{}}
+func newLiveCount(rec *history.Recorder, ttl time.Duration, opts checker.Options) *liveCount {
+	opts.Skip = []string{checker.Linearizability}
+	opts.MaxFindings = 1 << 20
+	return &liveCount{rec: rec, opts: opts, span: int64(max(4*ttl, 10*time.Second)), seen: map[string]bool{}}
 }
 
 // liveChecks are the checks the live count adds up.
@@ -80,15 +85,46 @@ func (l *liveCount) update(ctx context.Context) int {
 		return len(l.seen)
 	}
 	h := &history.History{Ops: l.window, Faults: l.rec.Faults()}
-	res, err := checker.Run(ctx, h, checker.Options{Skip: []string{checker.Linearizability}, MaxFindings: 1 << 20})
+	res, err := checker.Run(ctx, h, l.opts)
 	if err != nil {
 		return len(l.seen)
 	}
 	for _, name := range liveChecks {
 		c, _ := res.Check(name)
 		for _, f := range c.Findings {
+			if f.Allowed {
+				continue
+			}
 			l.seen[fmt.Sprintf("%s %s %d", f.Kind, f.Key, f.Start)] = true
 		}
 	}
 	return len(l.seen)
+}
+
+// stopOnViolation ends the run through stop once the live count finds a
+// violation, checking every 2 s. It returns the function that ends the
+// watch.
+func stopOnViolation(ctx context.Context, rec *history.Recorder, ttl time.Duration, opts checker.Options, stop func(n int)) func() {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	live := newLiveCount(rec, ttl, opts)
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if n := live.update(ctx); n > 0 {
+				stop(n)
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }

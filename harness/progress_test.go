@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -19,7 +20,7 @@ func TestLiveCount(t *testing.T) {
 	}
 	rec.Add(acquire(0, "a", 0))
 	rec.Add(acquire(1, "b", 10*ms)) // inside a's lease: two holders
-	l := newLiveCount(rec, time.Second)
+	l := newLiveCount(rec, time.Second, checker.Options{})
 	ctx := context.Background()
 	if n := l.update(ctx); n != 1 {
 		t.Fatalf("after a double holder: %d violations, want 1", n)
@@ -33,5 +34,18 @@ func TestLiveCount(t *testing.T) {
 		Outcome: history.OK, Call: rec.Now(), Return: rec.Now() + ms})
 	if n := l.update(ctx); n != 1 || len(l.window) != 1 {
 		t.Fatalf("after the window moved on: %d violations, window of %d ops; want 1 and 1", n, len(l.window))
+	}
+}
+
+// A fenced run's double holders are allowed: the live count leaves them out.
+func TestLiveCountLeavesOutAllowed(t *testing.T) {
+	rec := history.NewRecorder()
+	ms := int64(time.Millisecond)
+	for i, tok := range []string{"a", "b"} {
+		rec.Add(history.Op{Client: i, Worker: i, Key: "lock:{k}", Kind: history.Acquire, Token: tok, TTLms: 1000,
+			Outcome: history.OK, Call: int64(i) * 10 * ms, Return: int64(i)*10*ms + ms, Fence: int64(i), HasFence: true})
+	}
+	if n := newLiveCount(rec, time.Second, checker.OptionsFor(&history.History{Meta: history.Meta{Fenced: true}})).update(context.Background()); n != 0 {
+		t.Errorf("a fenced run's double holder counted: %d", n)
 	}
 }

@@ -56,7 +56,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *out == "" {
 		*out = fmt.Sprintf("%s-replay-%s", filepath.Clean(dir), time.Now().Format("20060102-150405"))
 	}
-	return execute(ctx, s, src, *out, "", stdout, stderr)
+	return execute(ctx, s, src, *out, gate{}, stdout, stderr)
 }
 
 // events lists a schedule in one line.

@@ -161,6 +161,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var sf scenarioFlags
 	sf.register(fs)
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
+	stop := fs.Bool("stop-on-violation", false, "end the run (its check and files) once the live check finds a violation the client's options do not allow")
 	repeat := fs.Int("repeat", 1, "run the scenario N times with seeds seed, seed+1, ..., each into OUT/seed-S")
 	until := fs.Bool("until-violation", false, "stop at the first run that is violated (or misses --expect) and say how many runs it took; up to --repeat runs, 100 when --repeat is not given")
 	expect := fs.String("expect", "", "exit 0 or 1 by this expectation alone: safe (every check passes, never two holders) or fence-holds (two holders allowed, the fence stops the stale one); default: by the verdict")
@@ -192,15 +193,15 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		*repeat = 100
 	}
 	if *repeat == 1 {
-		return execute(ctx, s, src, *out, e, stdout, stderr)
+		return execute(ctx, s, src, *out, gate{e, *stop}, stdout, stderr)
 	}
-	return repeatRuns(ctx, s, src, *out, e, *repeat, *until, stdout, stderr)
+	return repeatRuns(ctx, s, src, *out, gate{e, *stop}, *repeat, *until, stdout, stderr)
 }
 
 // repeatRuns runs s with seeds seed, seed+1, ... the way Jepsen and etcd's
 // robustness tests are looped until they fail: each run into its own
 // folder, one line per run, and at the end how many runs it took.
-func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, e checker.Expectation, n int, until bool, stdout, stderr io.Writer) int {
+func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, g gate, n int, until bool, stdout, stderr io.Writer) int {
 	if out == "" {
 		out = strings.TrimSuffix(harness.DefaultOut(s), fmt.Sprintf("-%d", s.Seed))
 	}
@@ -208,7 +209,7 @@ func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources,
 	for i := range n {
 		s.Seed = first + int64(i)
 		dir := filepath.Join(out, fmt.Sprintf("seed-%d", s.Seed))
-		code := execute(ctx, s, src, dir, e, stdout, stderr)
+		code := execute(ctx, s, src, dir, g, stdout, stderr)
 		switch code {
 		case 0:
 			continue
@@ -231,10 +232,18 @@ func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources,
 	return min(failed, 1)
 }
 
+// gate is what decides a run's exit code and when it may end early.
+type gate struct {
+	// expect, when set, decides the exit code (0 or 1) alone.
+	expect checker.Expectation
+	// stop ends a run at its first violation (--stop-on-violation).
+	stop bool
+}
+
 // execute runs a scenario the way lockcheck run and replay do: one line
 // to start, a live progress line, the verdict, and the verdict's exit code,
 // or with an expectation, 0 or 1 by it alone.
-func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, expect checker.Expectation, stdout, stderr io.Writer) int {
+func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, g gate, stdout, stderr io.Writer) int {
 	for _, b := range s.Builds() {
 		if _, err := harness.LookupBuild(b, src); err != nil {
 			return fail(stderr, "%v", err)
@@ -249,15 +258,18 @@ func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, ou
 		out = harness.DefaultOut(s)
 	}
 	fmt.Fprintf(stderr, "run %s, %s, seed %d -> %s\n", s.Name(), s.Duration, s.Seed, out)
-	o, err := harness.Execute(ctx, eng, s, harness.Options{Out: out, Sources: src, Log: stderr, Progress: stderr})
+	o, err := harness.Execute(ctx, eng, s, harness.Options{Out: out, Sources: src, Log: stderr, Progress: stderr, StopOnViolation: g.stop})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	reports.WriteVerdict(stdout, o.Result, out)
 	code := o.Check.Verdict.ExitCode()
-	if expect != "" {
+	if o.Stopped {
+		fmt.Fprintf(stderr, "lockcheck: stopped after %s at the first violation (--stop-on-violation)\n", time.Duration(o.History.Meta.DurationNs).Round(time.Second))
+	}
+	if g.expect != "" {
 		code = 0
-		if err := expect.Meets(o.Check, o.History.Meta.Fenced); err != nil {
+		if err := g.expect.Meets(o.Check, o.History.Meta.Fenced); err != nil {
 			fmt.Fprintf(stderr, "lockcheck: %v\n", err)
 			code = 1
 		}
