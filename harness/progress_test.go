@@ -28,7 +28,7 @@ func TestLiveCount(t *testing.T) {
 	if n := l.update(ctx); n != 1 {
 		t.Fatalf("counted again on the next update: %d", n)
 	}
-	l.span = 1 // every operation so far leaves the window
+	l.span = 1                        // every operation so far leaves the window
 	time.Sleep(20 * time.Millisecond) // past the recorded returns
 	rec.Add(history.Op{Client: 2, Worker: 2, Key: "lock:{other}", Kind: history.Acquire, Token: "c", TTLms: 1000,
 		Outcome: history.OK, Call: rec.Now(), Return: rec.Now() + ms})
