@@ -37,6 +37,8 @@ type Matrix struct {
 	Out string
 	// Log gets a line as each run starts and ends.
 	Log io.Writer
+	// StopOnViolation ends each run at its first violation (Options).
+	StopOnViolation bool
 }
 
 // MatrixBuild is a build and, when its image cannot be had, why.

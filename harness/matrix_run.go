@@ -94,7 +94,7 @@ func (m *Matrix) runIn(ctx context.Context, eng *topology.Engine, r matrixRun, c
 			fmt.Fprintf(log, "lockcheck: %v\n", err)
 		}
 	}()
-	out, err := Execute(ctx, eng, r.scenario, Options{Out: dir, Sources: m.Sources, Log: log})
+	out, err := Execute(ctx, eng, r.scenario, Options{Out: dir, Sources: m.Sources, Log: log, StopOnViolation: m.StopOnViolation})
 	if err != nil {
 		return err
 	}

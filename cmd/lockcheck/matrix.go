@@ -45,6 +45,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	topos := fs.String("topologies", "sentinel,cluster", "comma-separated topologies")
 	clients := fs.String("clients", "native,fenced", "comma-separated lock clients: "+strings.Join(lockclient.Kinds(), ", ")+", or external:CMD")
 	faults := fs.String("faults", "kill-primary,clock-jump", "comma-separated faults, one per run: "+strings.Join(fault.Names(), ", "))
+	stop := fs.Bool("stop-on-violation", false, "end each run at its first violation the client's options do not allow (its verdict is then known)")
 	duration := fs.Duration("duration", 40*time.Second, "how long each run's workload runs (kill-primary waits for a fresh acquire: about 40s with a 15s TTL)")
 	seed := fs.Int64("seed", 1, "the matrix's seed; each run derives its own from it and its combination")
 	ttl := fs.Duration("ttl", scenarios.Scenario{}.WithDefaults().TTL, "lease asked for by every acquire and extend")
@@ -62,7 +63,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck matrix -h for the flags", fs.Arg(0))
 	}
-	m := harness.Matrix{Duration: *duration, TTL: *ttl, Seed: *seed, Out: *out, Log: stderr}
+	m := harness.Matrix{Duration: *duration, TTL: *ttl, Seed: *seed, Out: *out, Log: stderr, StopOnViolation: *stop}
 	if *shard != "" {
 		if _, err := fmt.Sscanf(*shard, "%d/%d", &m.Shard, &m.Shards); err != nil || m.Shards < 1 || m.Shard < 1 || m.Shard > m.Shards || fmt.Sprintf("%d/%d", m.Shard, m.Shards) != *shard {
 			return fail(stderr, "--shard %q: want I/N with 1 <= I <= N, e.g. 2/3", *shard)
