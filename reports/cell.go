@@ -82,7 +82,9 @@ type IndexCell struct {
 	// Replay is the command that repeats this cell's run from its folder.
 	Replay  string          `json:"replay,omitempty"`
 	Verdict checker.Verdict `json:"verdict,omitempty"`
-	Summary string          `json:"summary,omitempty"`
+	// Class is the run's class (safe, fenced, violated, unknown).
+	Class   checker.Class `json:"class,omitempty"`
+	Summary string        `json:"summary,omitempty"`
 	Ops     int             `json:"ops,omitempty"`
 	// Fenced says the client drew fences (its fence check ran).
 	Fenced bool         `json:"fenced,omitempty"`
@@ -104,7 +106,7 @@ type IndexCheck struct {
 // violation (which more operations cannot undo) is shown as such.
 func (c *IndexCell) SetResult(rr RunResult, interrupted bool) {
 	c.Result = &rr
-	c.Verdict, c.Ops, c.Seed = rr.Verdict, rr.Ops, rr.Seed
+	c.Verdict, c.Class, c.Ops, c.Seed = rr.Verdict, rr.Class, rr.Ops, rr.Seed
 	c.Checks = nil
 	for _, chk := range rr.Checks {
 		c.Checks = append(c.Checks, IndexCheck{Name: chk.Name, Status: chk.Status, Count: chk.Count})

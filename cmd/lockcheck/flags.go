@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
@@ -116,4 +117,16 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// parseExpect reads --expect; empty is none.
+func parseExpect(s string, stderr io.Writer) (checker.Expectation, int) {
+	if s == "" {
+		return "", 0
+	}
+	e, err := checker.ParseExpectation(s)
+	if err != nil {
+		return "", fail(stderr, "--expect: %v", err)
+	}
+	return e, 0
 }

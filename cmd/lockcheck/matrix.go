@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -45,6 +46,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	topos := fs.String("topologies", "sentinel,cluster", "comma-separated topologies")
 	clients := fs.String("clients", "native,fenced", "comma-separated lock clients: "+strings.Join(lockclient.Kinds(), ", ")+", or external:CMD")
 	faults := fs.String("faults", "kill-primary,clock-jump", "comma-separated faults, one per run: "+strings.Join(fault.Names(), ", "))
+	expect := fs.String("expect", "", "exit 0 or 1 by this expectation of every run alone: safe or fence-holds (default: 1 only for a fenced client's stale write)")
 	stop := fs.Bool("stop-on-violation", false, "end each run at its first violation the client's options do not allow (its verdict is then known)")
 	duration := fs.Duration("duration", 40*time.Second, "how long each run's workload runs (kill-primary waits for a fresh acquire: about 40s with a 15s TTL)")
 	seed := fs.Int64("seed", 1, "the matrix's seed; each run derives its own from it and its combination")
@@ -58,6 +60,10 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fs.PrintDefaults()
 	}
 	if ok, code := parse(fs, args, stderr); !ok {
+		return code
+	}
+	e, code := parseExpect(*expect, stderr)
+	if code != 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -90,7 +96,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	code = matrixExit(idx, m.Out, stderr)
+	code = matrixExit(idx, m.Out, e, stderr)
 	if code == 0 && m.Shards > 1 {
 		fmt.Fprintf(stderr, "matrix: shard %d of %d done; lockcheck merge --out DIR %s ... joins it with the others\n", m.Shard, m.Shards, m.Out)
 	}
@@ -111,7 +117,26 @@ func totals(idx *reports.Index) string {
 // matrixExit is a finished matrix's exit code (see matrixDoc): 1 when a
 // fenced client's fence failed anywhere, said on stderr; 2 when a run did
 // not finish; else 0.
-func matrixExit(idx *reports.Index, out string, stderr io.Writer) int {
+func matrixExit(idx *reports.Index, out string, expect checker.Expectation, stderr io.Writer) int {
+	if expect != "" {
+		code := 0
+		for _, c := range idx.Cells {
+			if c.Verdict == "" {
+				continue // no run here: unavailable, n/a, another shard's
+			}
+			if err := expect.MeetsClass(c.Class, c.Fenced, c.Summary); err != nil {
+				fmt.Fprintf(stderr, "lockcheck: %s on %s %s under %s: %v: %s\n", c.Client, c.Server, c.Topology, c.Fault, err, filepath.Join(out, c.Link))
+				code = 1
+			}
+		}
+		if code != 0 {
+			return code
+		}
+		if !idx.Complete || harness.Incomplete(idx) > 0 {
+			return usageExit
+		}
+		return 0
+	}
 	for _, c := range idx.Cells {
 		if c.FenceViolated() {
 			fmt.Fprintf(stderr, "lockcheck: the fenced client %s let a stale write through on %s %s under %s: %s\n", c.Client, c.Server, c.Topology, c.Fault, filepath.Join(out, c.Link))

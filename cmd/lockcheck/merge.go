@@ -17,11 +17,16 @@ import (
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("merge", stderr)
 	out := fs.String("out", "out/matrix", "folder for the merged matrix (created; must not hold another matrix)")
+	expect := fs.String("expect", "", "exit 0 or 1 by this expectation of every run alone: safe or fence-holds")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: lockcheck merge [--out DIR] SHARD_DIR...\n\nJoins the folders of lockcheck matrix --shard I/N (one per shard) into one matrix folder. Exit codes as for lockcheck matrix.")
 		fs.PrintDefaults()
 	}
 	if ok, code := parse(fs, args, stderr); !ok {
+		return code
+	}
+	e, code := parseExpect(*expect, stderr)
+	if code != 0 {
 		return code
 	}
 	if fs.NArg() == 0 {
@@ -60,5 +65,5 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, "%v", err)
 	}
 	fmt.Fprintf(stdout, "merged %d shards: %s: %s\n", len(parts), totals(merged), filepath.Join(*out, "index.html"))
-	return matrixExit(merged, *out, stderr)
+	return matrixExit(merged, *out, e, stderr)
 }

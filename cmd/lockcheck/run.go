@@ -168,12 +168,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
-	var e checker.Expectation
-	if *expect != "" {
-		var err error
-		if e, err = checker.ParseExpectation(*expect); err != nil {
-			return fail(stderr, "--expect: %v", err)
-		}
+	e, code := parseExpect(*expect, stderr)
+	if code != 0 {
+		return code
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck run -h for the flags", fs.Arg(0))
