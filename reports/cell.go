@@ -85,7 +85,7 @@ type IndexCell struct {
 	// Class is the run's class (safe, fenced, violated, unknown).
 	Class   checker.Class `json:"class,omitempty"`
 	Summary string        `json:"summary,omitempty"`
-	Ops     int             `json:"ops,omitempty"`
+	Ops     int           `json:"ops,omitempty"`
 	// Fenced says the client drew fences (its fence check ran).
 	Fenced bool         `json:"fenced,omitempty"`
 	Checks []IndexCheck `json:"checks,omitempty"`
