@@ -197,15 +197,7 @@ func TestMatrixRun(t *testing.T) {
 func TestExecuteInterrupted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topo, err := Start(ctx, eng(t), build(t, "valkey-9.1"), topology.Sources{}, topology.Standalone, topology.Options{}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := Teardown(context.Background(), topo); err != nil {
-			t.Error(err)
-		}
-	})
+	topo := standalone(ctx, t)
 	runCtx, stop := context.WithCancel(ctx)
 	time.AfterFunc(3*time.Second, stop)
 	out := t.TempDir()
@@ -297,15 +289,7 @@ func TestStopOnViolation(t *testing.T) {
 	t.Cleanup(unregister)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topo, err := Start(ctx, eng(t), build(t, "valkey-9.1"), topology.Sources{}, topology.Standalone, topology.Options{}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := Teardown(context.Background(), topo); err != nil {
-			t.Error(err)
-		}
-	})
+	topo := standalone(ctx, t)
 	s := scenarios.Scenario{Server: "valkey-9.1", Client: "test-always-acquires", Duration: time.Minute, TTL: time.Second, Seed: 1}
 	o, err := ExecuteOn(ctx, topo, s, Options{Out: t.TempDir(), StopOnViolation: true})
 	if err != nil {
@@ -327,4 +311,19 @@ type alwaysAcquires struct{ lockclient.Client }
 
 func (alwaysAcquires) Acquire(context.Context, string, time.Duration) lockclient.Result {
 	return lockclient.Result{Outcome: history.OK, Token: fmt.Sprint(time.Now().UnixNano())}
+}
+
+// standalone starts a standalone valkey-9.1 for t, torn down when t ends.
+func standalone(ctx context.Context, t *testing.T) *topology.Topology {
+	t.Helper()
+	topo, err := Start(ctx, eng(t), build(t, "valkey-9.1"), topology.Sources{}, topology.Standalone, topology.Options{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := Teardown(context.Background(), topo); err != nil {
+			t.Error(err)
+		}
+	})
+	return topo
 }
