@@ -28,8 +28,9 @@ type bench struct {
 	// startup collects Startup per kind; failover topologies add theirs.
 	startup  map[topology.Kind][]float64
 	startErr map[topology.Kind]string
-	// floor collects the bare docker run times, ms.
-	floor []float64
+	// floor collects the bare docker run times, ms, by how many containers
+	// were started at once (1, and each topology's node count).
+	floor map[int][]float64
 	// failover is the median failover time per kind, ms.
 	failover map[topology.Kind]float64
 	// raceOps and raceTime add up the race runs: the operation rate of
@@ -42,7 +43,8 @@ type bench struct {
 
 func run(ctx context.Context, cfg config, log *slog.Logger) (err error) {
 	b := &bench{cfg: cfg, log: log, runID: "bench-" + randomHex(4), begin: time.Now(),
-		startup: map[topology.Kind][]float64{}, startErr: map[topology.Kind]string{}, failover: map[topology.Kind]float64{}}
+		startup: map[topology.Kind][]float64{}, startErr: map[topology.Kind]string{}, failover: map[topology.Kind]float64{},
+		floor: map[int][]float64{}}
 	machine := describeMachine(ctx)
 	b.eng, err = topology.Connect(ctx, log)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/topology"
@@ -24,12 +25,16 @@ func (b *bench) startupSection(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
-		d, err := b.dockerRunFloor(ctx, i)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("docker run floor: %w", err))
-		} else {
-			b.floor = append(b.floor, ms(d))
-			b.log.Info("docker run floor", "run", i+1, "ms", d.Milliseconds())
+		for _, n := range floorSizes() {
+			d, err := b.dockerRunFloor(ctx, i, n)
+			if err != nil {
+				b.removeFloor(ctx)
+				errs = append(errs, fmt.Errorf("docker run floor of %d: %w", n, err))
+				continue
+			}
+			b.removeFloor(ctx)
+			b.floor[n] = append(b.floor[n], ms(d))
+			b.log.Info("docker run floor", "run", i+1, "containers", n, "ms", d.Milliseconds())
 		}
 		kinds := []topology.Kind{topology.Standalone, topology.Replicated}
 		if !b.cfg.wants("failover") {
@@ -49,14 +54,21 @@ func (b *bench) startupSection(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// startupRows writes one row per kind from whatever start-ups were timed.
+// nodeCount is how many containers each kind starts.
+var nodeCount = map[topology.Kind]int{topology.Standalone: 1, topology.Replicated: 3, topology.Sentinel: 6, topology.Cluster: 6}
+
+// floorSizes are the container counts whose floor is measured.
+func floorSizes() []int { return []int{1, 3, 6} }
+
+// startupRows writes one row per kind from whatever start-ups were timed,
+// each against the floor for its number of containers.
 func (b *bench) startupRows() {
-	floor := median(b.floor)
 	for _, k := range topology.Kinds() {
 		xs := b.startup[k]
+		n := nodeCount[k]
 		r := Row{Name: fmt.Sprintf("start-up, %s (topology.Start to healthy)", k), Unit: "ms", Runs: len(xs), section: secStartup,
-			Reference: "bare docker run -d of the same image until PING answers (floor)", ReferenceValue: num(floor),
-			Value: num(median(xs))}
+			Reference:      fmt.Sprintf("%d bare docker run -d of the same image at once, until each answers PING (floor)", n),
+			ReferenceValue: num(median(b.floor[n])), Value: num(median(xs))}
 		var notes []string
 		if len(xs) > 0 {
 			notes = append(notes, fmtValues(xs, "ms"))
@@ -69,51 +81,67 @@ func (b *bench) startupRows() {
 		nodes := map[topology.Kind]string{topology.Standalone: "1 server", topology.Replicated: "3 servers",
 			topology.Sentinel: "3 servers + 3 sentinels", topology.Cluster: "6 servers"}[k]
 		notes = append(notes, nodes+", network, clock shim and health checks included")
-		if len(b.floor) > 0 {
-			notes = append(notes, "floor "+fmtValues(b.floor, "ms"))
+		if len(b.floor[n]) > 0 {
+			notes = append(notes, "floor "+fmtValues(b.floor[n], "ms"))
 		}
 		r.Note = strings.Join(notes, "; ")
 		b.add(r.withRatio())
 	}
 }
 
-// dockerRunFloor runs the image's server in a bare container with the
-// docker CLI, as a user would, and times it until PING answers on its
-// mapped port. The container carries lockcheck's labels and is removed
-// before it returns (and by the run's final cleanup if that fails).
-func (b *bench) dockerRunFloor(ctx context.Context, i int) (time.Duration, error) {
+// dockerRunFloor runs the image's server in n bare containers at once
+// with the docker CLI, as a user would, and times them until each answers
+// PING on its mapped port: the floor for a topology of n nodes. The
+// containers carry lockcheck's labels and are removed before it returns
+// (and by the run's final cleanup if that fails).
+func (b *bench) dockerRunFloor(ctx context.Context, run, n int) (time.Duration, error) {
+	begin := time.Now()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = b.bareContainer(ctx, fmt.Sprintf("lockcheck-%s-floor%d-%dof%d", b.runID, run, i, n), begin) })
+	}
+	wg.Wait()
+	return time.Since(begin), errors.Join(errs...)
+}
+
+// bareContainer starts one bare container and waits until it answers
+// PING; it removes the container when the floor's clock has stopped.
+func (b *bench) bareContainer(ctx context.Context, name string, begin time.Time) error {
 	port, err := freePort()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	name := fmt.Sprintf("lockcheck-%s-floor%d", b.runID, i)
 	args := []string{"run", "-d", "--name", name,
 		"--label", topology.LabelManaged + "=true", "--label", topology.LabelRun + "=" + b.runID,
 		"-p", fmt.Sprintf("127.0.0.1:%d:%d", port, topology.ServerPort),
 		"--entrypoint", b.build.Binary(), b.image,
 		"--port", fmt.Sprint(topology.ServerPort), "--bind", "0.0.0.0", "--protected-mode", "no", "--save", ""}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		exec.CommandContext(cctx, "docker", "rm", "-f", "-v", name).Run()
-	}()
-	begin := time.Now()
 	if out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("docker run: %v: %s", err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("docker run: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	deadline := begin.Add(60 * time.Second)
-	for {
-		if ping(addr) == nil {
-			return time.Since(begin), nil
-		}
+	for ping(addr) != nil {
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%s did not answer PING within 60 s", name)
+			return fmt.Errorf("%s did not answer PING within 60 s", name)
 		}
 		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
-			return 0, err
+			return err
 		}
 	}
+	return nil
+}
+
+// removeFloor removes the floor's containers of one run.
+func (b *bench) removeFloor(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	ids, err := exec.CommandContext(cctx, "docker", "ps", "-aq", "--filter", "label="+topology.LabelRun+"="+b.runID).Output()
+	if err != nil || len(strings.Fields(string(ids))) == 0 {
+		return
+	}
+	exec.CommandContext(cctx, "docker", append([]string{"rm", "-f", "-v"}, strings.Fields(string(ids))...)...).Run()
 }
 
 // ping dials addr and sends PING in the inline protocol. docker-proxy
