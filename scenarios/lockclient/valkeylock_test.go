@@ -20,7 +20,9 @@ func TestValkeylockRenewsAForgottenLock(t *testing.T) {
 	topo := startStandalone(t, "valkey-9.1")
 	// Renewals come every half validity: 1 s of slack for a loaded machine.
 	validity := 2 * time.Second
-	l, err := valkeylock.NewLocker(valkeylock.LockerOption{ClientOption: topo.ClientOption(), KeyValidity: validity, KeyMajority: 1})
+	l, err := valkeylock.NewLocker(valkeylock.LockerOption{ClientOption: topo.ClientOption(), KeyValidity: validity, KeyMajority: 1,
+		// Its 20 ms default per attempt fails on a loaded machine.
+		TryNextAfter: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
