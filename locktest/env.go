@@ -51,8 +51,11 @@ func (e *Env) close(t testing.TB) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for key, s := range e.topos {
-		if err := harness.Teardown(context.Background(), s.t); err != nil {
-			t.Errorf("locktest: %v", err)
+		// A topology that did not start left nothing to remove.
+		if s.t != nil {
+			if err := harness.Teardown(context.Background(), s.t); err != nil {
+				t.Errorf("locktest: %v", err)
+			}
 		}
 		delete(e.topos, key)
 	}
