@@ -204,16 +204,15 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 		Injected:  func(fault.Event, error) { injected.Add(1) },
 		Configure: o.Configure,
 	}
-	liveOpts := checker.OptionsFor(&history.History{Meta: meta})
 	stopProgress, stopWatch := func() {}, func() {}
 	if o.Progress != nil {
-		stopProgress = progressLine(ctx, o.Progress, rec, &injected, s.TTL, liveOpts)
+		stopProgress = progressLine(ctx, o.Progress, rec, &injected, s.TTL, meta.Fenced)
 	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var stopped atomic.Bool
 	if o.StopOnViolation {
-		stopWatch = stopOnViolation(runCtx, rec, s.TTL, liveOpts, func(n int) {
+		stopWatch = stopOnViolation(runCtx, rec, s.TTL, meta.Fenced, func(n int) {
 			log.Info("stopping the run: the live check found a violation", "violations", n, "after", time.Duration(rec.Now()))
 			stopped.Store(true)
 			stopRun()

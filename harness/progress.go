@@ -14,10 +14,10 @@ import (
 // progressLine prints elapsed time, operations, faults injected and the
 // violations found so far, once a second, on one line. It returns the
 // function that stops it.
-func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64, ttl time.Duration, opts checker.Options) func() {
+func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64, ttl time.Duration, fenced bool) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
-	live := newLiveCount(rec, ttl, opts)
+	live := newLiveCount(rec, ttl, fenced)
 	go func() {
 		defer close(stopped)
 		tick := time.NewTicker(time.Second)
@@ -48,22 +48,23 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 // window of the recent ones, long enough to hold any lease that can still
 // overlap a new one: its cost grows with the window, not with the run.
 // Findings are counted once, by kind, key and start; findings the run's
-// options allow (a fenced client's double holders) are not counted. It is
+// options allow (a fenced client's double holders) are not counted. A run
+// is fenced when its kind says so or once an acquire returned a fence (an
+// external adapter says so only in its replies), as the workload decides
+// for the resource. It is
 // a live indicator and the trigger of --stop-on-violation; the verdict is
 // the whole history's check at the end.
 type liveCount struct {
 	rec    *history.Recorder
-	opts   checker.Options
+	fenced bool
 	span   int64
 	next   int
 	window []history.Op
 	seen   map[string]bool
 }
 
-func newLiveCount(rec *history.Recorder, ttl time.Duration, opts checker.Options) *liveCount {
-	opts.Skip = []string{checker.Linearizability}
-	opts.MaxFindings = 1 << 20
-	return &liveCount{rec: rec, opts: opts, span: int64(max(4*ttl, 10*time.Second)), seen: map[string]bool{}}
+func newLiveCount(rec *history.Recorder, ttl time.Duration, fenced bool) *liveCount {
+	return &liveCount{rec: rec, fenced: fenced, span: int64(max(4*ttl, 10*time.Second)), seen: map[string]bool{}}
 }
 
 // liveChecks are the checks the live count adds up.
@@ -73,6 +74,9 @@ func (l *liveCount) update(ctx context.Context) int {
 	ops, next := l.rec.Since(l.next)
 	l.next = next
 	l.window = append(l.window, ops...)
+	for i := range ops {
+		l.fenced = l.fenced || ops[i].Kind == history.Acquire && ops[i].HasFence
+	}
 	// Operations are recorded as they return: the old ones are a prefix.
 	cut, drop := l.rec.Now()-l.span, 0
 	for drop < len(l.window) && l.window[drop].Return < cut {
@@ -84,8 +88,11 @@ func (l *liveCount) update(ctx context.Context) int {
 	if len(l.window) == 0 {
 		return len(l.seen)
 	}
-	h := &history.History{Ops: l.window, Faults: l.rec.Faults()}
-	res, err := checker.Run(ctx, h, l.opts)
+	h := &history.History{Ops: l.window, Faults: l.rec.Faults(), Meta: history.Meta{Fenced: l.fenced}}
+	opts := checker.OptionsFor(h)
+	opts.Skip = []string{checker.Linearizability}
+	opts.MaxFindings = 1 << 20
+	res, err := checker.Run(ctx, h, opts)
 	if err != nil {
 		return len(l.seen)
 	}
@@ -104,10 +111,10 @@ func (l *liveCount) update(ctx context.Context) int {
 // stopOnViolation ends the run through stop once the live count finds a
 // violation, checking every 2 s. It returns the function that ends the
 // watch.
-func stopOnViolation(ctx context.Context, rec *history.Recorder, ttl time.Duration, opts checker.Options, stop func(n int)) func() {
+func stopOnViolation(ctx context.Context, rec *history.Recorder, ttl time.Duration, fenced bool, stop func(n int)) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
-	live := newLiveCount(rec, ttl, opts)
+	live := newLiveCount(rec, ttl, fenced)
 	go func() {
 		defer close(stopped)
 		tick := time.NewTicker(2 * time.Second)
