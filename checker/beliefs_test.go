@@ -111,6 +111,12 @@ func TestOptionsFor(t *testing.T) {
 	if o := OptionsFor(h); !o.AllowDoubleHolders || o.AllowedBecause == "" {
 		t.Fatalf("fenced: %+v", o)
 	}
+	// Metadata written before an external adapter's replies showed fences.
+	h.Meta.Fenced = false
+	h.Ops[0].Fence, h.Ops[0].HasFence = 7, true
+	if o := OptionsFor(h); !o.AllowDoubleHolders {
+		t.Fatalf("acquires with fences, metadata unfenced: %+v", o)
+	}
 }
 
 // TestClassOf: the checker tells a fenced client's stopped double holder

@@ -68,15 +68,29 @@ type Options struct {
 
 // OptionsFor are the options a recorded run is checked with, decided here
 // once for every caller (lockcheck run and check, the matrix, the suites,
-// the measurements): a client that draws fences may see double holders
+// the measurements): a client that draws fences (its kind says so, or its
+// acquires return fences) may see double holders
 // under faults, the article's failover race, and its fence must stop the
 // stale holder; a client that draws none may not see any.
 func OptionsFor(h *history.History) Options {
-	if !h.Meta.Fenced {
+	if !h.Meta.Fenced && !acquiresDrawFences(h) {
 		return Options{}
 	}
 	return Options{AllowDoubleHolders: true,
 		AllowedBecause: "the client draws fences: two holders under a fault are allowed, and the fence check must stop the stale one"}
+}
+
+// acquiresDrawFences says whether an acquire returned a fence: how a
+// history whose metadata was written before the client said so (an
+// external adapter, a run cut short before history.json) shows a fenced
+// client.
+func acquiresDrawFences(h *history.History) bool {
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind == history.Acquire && op.Outcome == history.OK && op.HasFence {
+			return true
+		}
+	}
+	return false
 }
 
 // Default values for Options fields left zero.

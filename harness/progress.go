@@ -48,10 +48,8 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 // window of the recent ones, long enough to hold any lease that can still
 // overlap a new one: its cost grows with the window, not with the run.
 // Findings are counted once, by kind, key and start; findings the run's
-// options allow (a fenced client's double holders) are not counted. A run
-// is fenced when its kind says so or once an acquire returned a fence (an
-// external adapter says so only in its replies), as the workload decides
-// for the resource. It is
+// options allow (a fenced client's double holders: checker.OptionsFor,
+// which also reads the acquires' fences) are not counted. It is
 // a live indicator and the trigger of --stop-on-violation; the verdict is
 // the whole history's check at the end.
 type liveCount struct {
@@ -74,9 +72,6 @@ func (l *liveCount) update(ctx context.Context) int {
 	ops, next := l.rec.Since(l.next)
 	l.next = next
 	l.window = append(l.window, ops...)
-	for i := range ops {
-		l.fenced = l.fenced || ops[i].Kind == history.Acquire && ops[i].HasFence
-	}
 	// Operations are recorded as they return: the old ones are a prefix.
 	cut, drop := l.rec.Now()-l.span, 0
 	for drop < len(l.window) && l.window[drop].Return < cut {
