@@ -27,22 +27,74 @@ func (o *perKey) all() [6]*findings {
 // cannot interpret (or options that make no sense): a bad input, not a
 // verdict. The history is not modified.
 func Run(ctx context.Context, h *history.History, opts Options) (*Result, error) {
-	opts, err := opts.withDefaults()
+	opts, err := opts.ready()
 	if err != nil {
-		return nil, fmt.Errorf("checker options: %w", err)
+		return nil, err
 	}
 	if err := validate(h); err != nil {
 		return nil, fmt.Errorf("check history: %w", err)
 	}
-	if opts.Workers <= 0 {
-		opts.Workers = runtime.GOMAXPROCS(0)
+	var sum summary
+	for i := range h.Ops {
+		sum.add(&h.Ops[i])
 	}
-	end := h.End()
+	sum.end = max(sum.end, h.End())
+	p := checkPart(ctx, h, opts, sum)
+	return p.result(opts, sum), nil
+}
+
+// ready fills the options' defaults.
+func (o Options) ready() (Options, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, fmt.Errorf("checker options: %w", err)
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	return o, nil
+}
+
+// summary is what the checks need to know of the whole history before
+// they look at any one key: RunFile learns it in a first pass.
+type summary struct {
+	ops int
+	// end is the history's last instant (History.End).
+	end int64
+	// workers: the history names workers (else holders are told apart by
+	// client id); fences, counterWrites: some operation has one.
+	workers, fences, counterWrites bool
+}
+
+func (s *summary) add(op *history.Op) {
+	s.ops++
+	s.end = max(s.end, op.Return, op.Call)
+	s.workers = s.workers || op.Worker != 0
+	s.fences = s.fences || op.HasFence
+	s.counterWrites = s.counterWrites || counterWrite(op)
+}
+
+// part is what the checks found on some of a history's keys; parts of
+// different keys merge (RunFile checks a group of keys at a time).
+type part struct {
+	keys, segs int
+	found     [6]findings
+	holds     []Hold
+	heldTotal map[string]int
+	writes    []history.Op
+	lin       linPart
+	linRan    bool
+}
+
+// checkPart runs every check on the keys of h, which may hold only some
+// of a history's keys; sum describes the whole history.
+func checkPart(ctx context.Context, h *history.History, opts Options, sum summary) *part {
+	end := sum.end
 	keys := groupByKey(h)
 	loss, counterLoss := newLossWindows(h, end, opts), newCounterLoss(h, end, opts)
 	faults := newFaultIndex(h, end)
 	tol := int64(opts.ClockTolerance)
-	byClient := !workersSet(h)
+	byClient := !sum.workers
 
 	outs := make([]perKey, len(keys))
 	parallel(len(keys), opts.Workers, func(ki int) {
@@ -63,22 +115,57 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 		rejectedCommands(h, k, faults, &o.rejected)
 	})
 
-	res := &Result{Ops: len(h.Ops), Keys: len(keys), Options: opts}
-	var all [6]findings
-	for i := range all {
-		all[i].max = opts.MaxFindings
+	p := &part{keys: len(keys)}
+	for i := range p.found {
+		p.found[i].max = opts.MaxFindings
 	}
 	var segs []segment
 	for i := range outs {
 		o := &outs[i]
 		for n, f := range o.all() {
-			all[n].merge(f)
+			p.found[n].merge(f)
 		}
 		segs = append(segs, o.segs...)
-		res.Holds = append(res.Holds, o.holds...)
 	}
-	res.Segments = len(segs)
+	p.segs = len(segs)
+	if opts.Timeout >= 0 && !opts.skips(Linearizability) {
+		m := &model{loss: loss, counterLoss: counterLoss, tol: tol}
+		p.lin, p.linRan = linearizability(ctx, h, keys, segs, m, faults, opts), true
+	}
+	first := p.firstFindings()
+	p.heldTotal = map[string]int{}
+	for i, k := range keys {
+		at, found := first[k.name]
+		holds := shownHolds(outs[i].holds, at, found)
+		p.heldTotal[k.name] = len(outs[i].holds)
+		p.holds = append(p.holds, holds...)
+		p.writes = append(p.writes, shownWrites(h, k, holds)...)
+		outs[i] = perKey{}
+	}
+	return p
+}
 
+// merge adds q's findings, holds and segments to p's.
+func (p *part) merge(q *part) {
+	p.keys += q.keys
+	p.segs += q.segs
+	for i := range p.found {
+		p.found[i].merge(&q.found[i])
+	}
+	p.holds = append(p.holds, q.holds...)
+	p.writes = append(p.writes, q.writes...)
+	for k, n := range q.heldTotal {
+		p.heldTotal[k] = n
+	}
+	p.lin.merge(&q.lin)
+	p.linRan = p.linRan || q.linRan
+}
+
+// result turns the merged findings into the checks and the verdict.
+func (p *part) result(opts Options, sum summary) *Result {
+	res := &Result{Ops: sum.ops, Keys: p.keys, Options: opts, Holds: p.holds, HeldTotal: p.heldTotal, Writes: p.writes,
+		Segments: p.segs, Porcupine: p.lin.porcupine, Picture: p.lin.pic}
+	all := &p.found
 	checks := map[string]Check{
 		DoubleHolder: all[0].check(DoubleHolder, "double holders"),
 		Fence:        all[1].check(Fence, "fence violations"),
@@ -87,17 +174,16 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 		LostLocks:    all[4].check(LostLocks, "lost-lock incidents"),
 		Rejected:     all[5].check(Rejected, "lock commands rejected with an error"),
 	}
-	if !hasFences(h) {
+	if !sum.fences {
 		checks[Fence] = Check{Name: Fence, Status: Skipped, Summary: "no fenced operations in the history"}
 	}
-	if !hasCounterWrites(h) {
+	if !sum.counterWrites {
 		checks[Resource] = Check{Name: Resource, Status: Skipped, Summary: "no unfenced counter writes in the history"}
 	}
-	if opts.Timeout < 0 || opts.skips(Linearizability) {
-		checks[Linearizability] = Check{Name: Linearizability, Status: Skipped, Summary: "skipped by options"}
+	if p.linRan {
+		checks[Linearizability] = p.lin.check(opts)
 	} else {
-		m := &model{loss: loss, counterLoss: counterLoss, tol: tol}
-		checks[Linearizability], res.Porcupine, res.Picture = linearizability(ctx, h, keys, segs, m, faults, opts)
+		checks[Linearizability] = Check{Name: Linearizability, Status: Skipped, Summary: "skipped by options"}
 	}
 	for _, name := range CheckNames {
 		c := checks[name]
@@ -107,7 +193,7 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 		res.Checks = append(res.Checks, c)
 	}
 	res.decide()
-	return res, nil
+	return res
 }
 
 // Holds computes the hold intervals of every key of h (see Hold), keys in

@@ -136,23 +136,30 @@ func validate(h *history.History) error {
 		return fmt.Errorf("history has no operations: nothing was recorded")
 	}
 	for i := range h.Ops {
-		op := &h.Ops[i]
-		switch op.Kind {
-		case history.Acquire, history.Extend, history.Release, history.Write, history.Observe:
-		default:
-			return fmt.Errorf("op %d: unknown kind %q (want acquire, extend, release, write or observe)", i, op.Kind)
+		if err := validateOp(i, &h.Ops[i]); err != nil {
+			return err
 		}
-		switch op.Outcome {
-		case history.OK, history.Fail, history.Unknown:
-		default:
-			return fmt.Errorf("op %d: unknown outcome %q (want ok, fail or unknown)", i, op.Outcome)
-		}
-		if op.Key == "" {
-			return fmt.Errorf("op %d: %s without a key", i, op.Kind)
-		}
-		if op.Outcome != history.Unknown && op.Return < op.Call {
-			return fmt.Errorf("op %d: returns at %d before its call at %d", i, op.Return, op.Call)
-		}
+	}
+	return nil
+}
+
+// validateOp says what is wrong with operation i, if anything.
+func validateOp(i int, op *history.Op) error {
+	switch op.Kind {
+	case history.Acquire, history.Extend, history.Release, history.Write, history.Observe:
+	default:
+		return fmt.Errorf("op %d: unknown kind %q (want acquire, extend, release, write or observe)", i, op.Kind)
+	}
+	switch op.Outcome {
+	case history.OK, history.Fail, history.Unknown:
+	default:
+		return fmt.Errorf("op %d: unknown outcome %q (want ok, fail or unknown)", i, op.Outcome)
+	}
+	if op.Key == "" {
+		return fmt.Errorf("op %d: %s without a key", i, op.Kind)
+	}
+	if op.Outcome != history.Unknown && op.Return < op.Call {
+		return fmt.Errorf("op %d: returns at %d before its call at %d", i, op.Return, op.Call)
 	}
 	return nil
 }

@@ -247,49 +247,90 @@ const maxOpsPerFinding = 40
 
 func secs(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
 
+// linPart is what the linearizability check found on some keys; parts
+// merge, and check turns the merged part into the Check.
+type linPart struct {
+	found            findings
+	illegal, unknown int
+	// segs counts the segments searched; porcupine those the greedy
+	// search could not settle.
+	segs, porcupine int
+	pic             *Picture
+	picOps          int // Options.PictureOps
+}
+
 // linearizability runs the models over every segment, and keeps the
 // picture of what porcupine found (nil when Options.PictureOps < 0).
-func linearizability(ctx context.Context, h *history.History, keys []*keyOps, segs []segment, m *model, faults faultIndex, opts Options) (Check, int, *Picture) {
+func linearizability(ctx context.Context, h *history.History, keys []*keyOps, segs []segment, m *model, faults faultIndex, opts Options) linPart {
+	lp := linPart{found: findings{max: opts.MaxFindings}, segs: len(segs), picOps: opts.PictureOps}
 	if len(segs) == 0 {
-		return Check{Name: Linearizability, Status: Pass, Summary: "no lock operations"}, 0, nil
+		return lp
 	}
 	c := newLinChecker(h, keys, segs, m, time.Now().Add(opts.Timeout))
 	bad := c.run(ctx, opts.Workers)
-	var pic *Picture
 	if opts.PictureOps > 0 && ctx.Err() == nil {
-		pic = c.picture(bad, opts.PictureOps)
+		lp.pic = c.picture(bad, opts.PictureOps)
 	}
-	fs := findings{max: opts.MaxFindings}
-	illegal, unknown := 0, 0
 	for _, v := range bad {
 		if v.res == porcupine.Illegal {
-			illegal++
+			lp.illegal++
 		} else {
-			unknown++
+			lp.unknown++
 		}
 	}
 	// illegal findings first: they decide the verdict
 	for _, want := range []bool{true, false} {
 		for _, v := range bad {
 			if (v.res == porcupine.Illegal) == want {
-				fs.add(c.finding(v, faults))
+				lp.found.add(c.finding(v, faults))
 			}
 		}
 	}
+	lp.porcupine = int(c.porcupine.Load())
+	return lp
+}
+
+// merge adds q to lp. The picture shows failing partitions when some part
+// has them (lp's, then q's, up to the operations one page draws), else
+// the first part's passing ones.
+func (lp *linPart) merge(q *linPart) {
+	lp.found.merge(&q.found)
+	lp.illegal += q.illegal
+	lp.unknown += q.unknown
+	lp.segs += q.segs
+	lp.porcupine += q.porcupine
+	switch {
+	case q.pic == nil:
+	case lp.pic == nil || !lp.pic.Failing && q.pic.Failing:
+		lp.pic = q.pic
+	case lp.pic.Failing && q.pic.Failing:
+		for _, part := range q.pic.Parts {
+			if lp.pic.Ops() < lp.picOps {
+				lp.pic.Parts = append(lp.pic.Parts, part)
+			}
+		}
+	}
+}
+
+// check is the Check for the merged parts.
+func (lp *linPart) check(opts Options) Check {
+	fs := &lp.found
 	chk := Check{Name: Linearizability, Count: fs.count, Findings: fs.list, Truncated: fs.count > len(fs.list)}
 	switch {
-	case illegal > 0:
+	case lp.segs == 0:
+		chk.Status, chk.Summary = Pass, "no lock operations"
+	case lp.illegal > 0:
 		chk.Status = Fail
-		chk.Summary = fmt.Sprintf("%d segments have no legal order", illegal)
-		if unknown > 0 {
-			chk.Summary += fmt.Sprintf(", %d undecided", unknown)
+		chk.Summary = fmt.Sprintf("%d segments have no legal order", lp.illegal)
+		if lp.unknown > 0 {
+			chk.Summary += fmt.Sprintf(", %d undecided", lp.unknown)
 		}
-	case unknown > 0:
+	case lp.unknown > 0:
 		chk.Status = Unknown
-		chk.Summary = fmt.Sprintf("%d of %d segments undecided (porcupine timed out after %v or could not rule out late unknown operations)", unknown, len(segs), opts.Timeout)
+		chk.Summary = fmt.Sprintf("%d of %d segments undecided (porcupine timed out after %v or could not rule out late unknown operations)", lp.unknown, lp.segs, opts.Timeout)
 	default:
 		chk.Status = Pass
-		chk.Summary = fmt.Sprintf("%d segments linearizable", len(segs))
+		chk.Summary = fmt.Sprintf("%d segments linearizable", lp.segs)
 	}
-	return chk, int(c.porcupine.Load()), pic
+	return chk
 }

@@ -73,7 +73,11 @@ type Options struct {
 // under faults, the article's failover race, and its fence must stop the
 // stale holder; a client that draws none may not see any.
 func OptionsFor(h *history.History) Options {
-	if !h.Meta.Fenced && !acquiresDrawFences(h) {
+	return optionsFor(h.Meta.Fenced || acquiresDrawFences(h))
+}
+
+func optionsFor(fenced bool) Options {
+	if !fenced {
 		return Options{}
 	}
 	return Options{AllowDoubleHolders: true,

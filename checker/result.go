@@ -244,8 +244,14 @@ type Result struct {
 	// Picture is what porcupine's page draws, kept from the check's own
 	// search (nil when the check was skipped or the picture turned off).
 	Picture *Picture `json:"-"`
-	// Holds are the hold intervals of every key, for the timeline.
-	Holds []Hold `json:"-"`
+	// Holds are the hold intervals the timeline draws: of each key up to
+	// ShownHolds, around its first finding that is not a lost lock, or its
+	// first ones; HeldTotal counts each key's holds. Writes are the
+	// resource writes inside each key's shown holds. What a report draws
+	// is kept, not every hold: a long history's result stays small.
+	Holds     []Hold         `json:"-"`
+	HeldTotal map[string]int `json:"-"`
+	Writes    []history.Op   `json:"-"`
 }
 
 // Check returns the check with the given name.

@@ -73,13 +73,14 @@ func (h *History) encode(w io.Writer) error {
 }
 
 // Load reads a history written by Save (or any JSON with its fields),
-// operations in call order.
+// operations in the file's order: an operation's index is its place in
+// the file, for every reader.
 func Load(path string) (*History, error) {
 	// Sized once from the file's line count (Save writes an operation per
 	// line): growing one slice of millions of operations copies it again
 	// and again, each copy a long stretch the garbage collector waits on
 	// (most of a load's time went there before).
-	lines, err := countLines(path)
+	lines, err := CountLines(path)
 	if err != nil {
 		return nil, err
 	}
@@ -98,14 +99,12 @@ func Load(path string) (*History, error) {
 	if len(h.Ops) == 0 {
 		h.Ops = nil
 	}
-	if !sortedByCall(h.Ops) {
-		h.Sort()
-	}
 	return h, nil
 }
 
-// countLines counts the newlines of the file at path.
-func countLines(path string) (int, error) {
+// CountLines counts the newlines of the file at path: for a history in
+// Save's shape, its operations and four lines more.
+func CountLines(path string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("read history: %w", err)
@@ -228,17 +227,6 @@ func scanOpLines(r *bufio.Reader, each func(i int, op *Op) error) error {
 			return err
 		}
 	}
-}
-
-// sortedByCall says whether ops are in Sort's order already.
-func sortedByCall(ops []Op) bool {
-	for i := 1; i < len(ops); i++ {
-		a, b := &ops[i-1], &ops[i]
-		if a.Call > b.Call || a.Call == b.Call && a.Client > b.Client {
-			return false
-		}
-	}
-	return true
 }
 
 // decode reads a history of any JSON shape at once (the fallback).

@@ -49,7 +49,7 @@ func NewRunResult(h *history.History, res *checker.Result, notes []string) RunRe
 	return RunResult{
 		Verdict: res.Verdict, Class: res.Class, ExitCode: res.Verdict.ExitCode(),
 		Seed: h.Meta.Seed, Server: h.Meta.Server, Version: h.Meta.Version, Topology: h.Meta.Topology, Client: h.Meta.Client,
-		Faults: faults, Ops: len(h.Ops), Injected: injected, DurationMs: h.Meta.DurationNs / 1e6,
+		Faults: faults, Ops: res.Ops, Injected: injected, DurationMs: h.Meta.DurationNs / 1e6,
 		TTLms: h.Meta.TTLms, Clients: h.Meta.Clients, Keys: h.Meta.Keys, Checks: res.Checks, Notes: notes,
 	}
 }

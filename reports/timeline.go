@@ -52,6 +52,8 @@ type keyData struct {
 	holds    []checker.Hold
 	writes   []history.Op
 	findings []checker.Finding
+	// total counts the key's holds, of which the checker kept holds.
+	total int
 }
 
 // timelines draws a picture per key (up to MaxKeys): who held the lock
@@ -59,9 +61,14 @@ type keyData struct {
 // It returns the pictures and how many keys were left out.
 func timelines(h *history.History, res *checker.Result, o TimelineOptions) ([]keyTimeline, int) {
 	o = o.withDefaults()
-	holds := res.Holds
-	if holds == nil {
-		holds = checker.Holds(h)
+	holds, writes := res.Holds, res.Writes
+	if holds == nil { // a result checker.Run did not make
+		holds, writes = checker.Holds(h), nil
+		for _, op := range h.Ops {
+			if op.Kind == history.Write {
+				writes = append(writes, op)
+			}
+		}
 	}
 	data := map[string]*keyData{}
 	get := func(k string) *keyData {
@@ -75,13 +82,14 @@ func timelines(h *history.History, res *checker.Result, o TimelineOptions) ([]ke
 	for _, hd := range holds {
 		get(hd.Key).holds = append(get(hd.Key).holds, hd)
 	}
-	for _, op := range h.Ops {
-		switch {
-		case op.Kind == history.Write:
-			get(op.Key).writes = append(get(op.Key).writes, op)
-		default:
-			get(op.Key)
-		}
+	for _, op := range writes {
+		get(op.Key).writes = append(get(op.Key).writes, op)
+	}
+	for k, n := range res.HeldTotal {
+		get(k).total = n
+	}
+	for _, op := range h.Ops { // keys with no hold and no write
+		get(op.Key)
 	}
 	flagged := map[string]bool{}
 	for _, c := range res.Checks {
@@ -140,7 +148,7 @@ func window(d *keyData, end int64, o TimelineOptions) (int64, int64, string) {
 	for _, hd := range d.holds[lo:hi] {
 		b = max(b, hd.End)
 	}
-	return a, b, fmt.Sprintf("showing %s to %s: %d of %d holds", secs(a), secs(b), o.MaxHolds, n)
+	return a, b, fmt.Sprintf("showing %s to %s: %d of %d holds", secs(a), secs(b), o.MaxHolds, max(n, d.total))
 }
 
 func secs(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
