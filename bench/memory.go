@@ -6,22 +6,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
-	"github.com/lockcheck/lockcheck/scenarios"
-	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
 // memoryReport is what the memory child measured about itself.
 type memoryReport struct {
-	BaselineRSS int64   `json:"baseline_rss"`
-	PeakRSS     int64   `json:"peak_rss"`
+	BaselineRSS int64 `json:"baseline_rss"`
+	PeakRSS     int64 `json:"peak_rss"`
+	// WorkloadRSS is the highest RSS sampled while the workload ran;
+	// PeakRSS includes the check after it.
+	WorkloadRSS int64   `json:"workload_rss"`
 	Ops         int     `json:"ops"`
 	LockOps     int     `json:"lock_ops"`
 	Seconds     float64 `json:"seconds"`
@@ -51,25 +54,13 @@ func (b *bench) memorySection(ctx context.Context) error {
 		return err
 	}
 	mib := func(x float64) float64 { return x / (1 << 20) }
-	perOp := float64(m.PeakRSS-m.BaselineRSS) / float64(m.Ops)
-	b.log.Info("memory", "ops", m.Ops, "baseline_mib", m.BaselineRSS>>20, "peak_mib", m.PeakRSS>>20, "per_op_bytes", int(perOp))
+	b.log.Info("memory", "ops", m.Ops, "baseline_mib", m.BaselineRSS>>20, "workload_mib", m.WorkloadRSS>>20, "peak_mib", m.PeakRSS>>20)
 	workload := fmt.Sprintf(opBoundNote, b.cfg.clients, b.cfg.clients) + " on standalone (the throughput row's workload: the most operations per minute, so the worst case)"
 	b.add(Row{Name: name, Unit: "MiB", Value: num(mib(float64(m.PeakRSS))), Runs: 1, section: secMemory,
 		Reference: "RSS of the same process before the workload (engine, topology, clients)", ReferenceValue: num(mib(float64(m.BaselineRSS))),
-		Note: fmt.Sprintf("VmHWM of one process running workload + recorder + checker: %d operations (%d lock calls) in %.0f s, check %.2f s, verdict %s; %.0f bytes per operation above the baseline (the recorder keeps every operation and the checker reads them all at once); Go heap from the OS at the end %d MiB; %s",
-			m.Ops, m.LockOps, m.Seconds, m.CheckSecs, m.Verdict, perOp, m.HeapSys>>20, workload) + b.defaultWorkloadRate(perOp)}.withRatio())
+		Note: fmt.Sprintf("VmHWM of one process running the scenario through harness.ExecuteOn as lockcheck run does (workload, recorder streaming to ops.jsonl, history.json from the stream, checker.RunFile, reports): %d operations (%d lock calls) in %.0f s; highest RSS sampled while the workload ran %.0f MiB; history.json, check and reports after it %.1f s, verdict %s; Go heap from the OS at the end %d MiB; %s",
+			m.Ops, m.LockOps, m.Seconds, mib(float64(m.WorkloadRSS)), m.CheckSecs, m.Verdict, m.HeapSys>>20, workload)}.withRatio())
 	return nil
-}
-
-// defaultWorkloadRate says what the same bytes per operation come to at
-// the operation rate of lockcheck run's default workload, as the race
-// runs measured it.
-func (b *bench) defaultWorkloadRate(perOp float64) string {
-	if b.raceOps == 0 || b.raceTime <= 0 {
-		return ""
-	}
-	rate := float64(b.raceOps) / b.raceTime.Seconds()
-	return fmt.Sprintf("; lockcheck run's default workload (TTL 15 s, 6 clients, 1 key) makes %.1f operations/s in the race rows' runs, %.1f MiB per 10 minutes at that rate", rate, perOp*rate*600/(1<<20))
 }
 
 // memoryChild is the process whose memory is measured: engine, one
@@ -97,39 +88,79 @@ func memoryChild(ctx context.Context, cfg config, log *slog.Logger, out io.Write
 		}
 	}()
 	log.Info("topology up", "kind", t.Kind, "startup_ms", t.Startup.Milliseconds(), "run", t.RunID)
+	dir, err := os.MkdirTemp("", "lockcheck-bench-memory-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
 	runtime.GC()
 	var m memoryReport
 	if m.BaselineRSS, err = statusBytes("self", "VmRSS"); err != nil {
 		return err
 	}
 	log.Info("memory run", "duration", cfg.memDuration, "baseline_mib", m.BaselineRSS>>20)
-	rec := history.NewRecorder()
-	w := opBound(cfg, 1, cfg.memDuration, rec)
-	w.Progress = func(s scenarios.Stats) {
-		if int(s.Elapsed.Seconds())%15 == 0 {
-			log.Info("memory run", "elapsed", s.Elapsed.Round(time.Second), "ops", s.Ops)
+	s := opBound(cfg, 1, cfg.memDuration, nil).Scenario
+	s.Server, s.Topology = bl.Name, topology.Standalone
+	// RSS sampled while the workload runs, apart from the check's peak
+	// after it (VmHWM covers both)
+	sampled := make(chan int64)
+	sctx, stopSampling := context.WithCancel(ctx)
+	go func() {
+		peak := int64(0)
+		end := time.Now().Add(cfg.memDuration)
+		for time.Now().Before(end) && sctx.Err() == nil {
+			if v, err := statusBytes("self", "VmRSS"); err == nil {
+				peak = max(peak, v)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-	}
-	h, err := w.Run(ctx, lockclient.ConfigFor(t))
-	if err != nil {
-		return err
-	}
-	m.Ops = len(h.Ops)
-	m.LockOps, _ = lockRate(h)
-	m.Seconds = float64(h.Meta.DurationNs) / 1e9
+		sampled <- peak
+	}()
 	begin := time.Now()
-	res, err := checker.Run(ctx, h, checker.Options{})
+	o, err := harness.ExecuteOn(ctx, t, s, harness.Options{Out: dir, Progress: progressLog{log}})
+	stopSampling()
+	m.WorkloadRSS = <-sampled
 	if err != nil {
 		return err
 	}
-	m.CheckSecs = time.Since(begin).Seconds()
-	m.Verdict = strings.ToLower(string(res.Verdict))
+	m.Ops = o.Check.Ops
+	m.Seconds = float64(o.History.Meta.DurationNs) / 1e9
+	m.CheckSecs = time.Since(begin).Seconds() - m.Seconds // history.json, check, reports
+	m.Verdict = strings.ToLower(string(o.Check.Verdict))
 	if m.PeakRSS, err = statusBytes("self", "VmHWM"); err != nil {
+		return err
+	}
+	if m.LockOps, err = lockOps(filepath.Join(dir, "history.json")); err != nil {
 		return err
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m.HeapSys = ms.HeapSys
-	runtime.KeepAlive(h)
 	return json.NewEncoder(out).Encode(m)
+}
+
+// lockOps counts a history file's lock operations, reading it a line at
+// a time.
+func lockOps(path string) (int, error) {
+	n := 0
+	err := history.Scan(path, func(*history.History) error { return nil }, func(_ int, op *history.Op) error {
+		if op.Kind != history.Write {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// progressLog logs the run's live line every 15 s.
+type progressLog struct{ log *slog.Logger }
+
+func (p progressLog) Write(b []byte) (int, error) {
+	line := strings.TrimSpace(strings.TrimPrefix(string(b), "\r"))
+	if f := strings.Fields(line); len(f) > 0 {
+		if sec, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "s"), 64); err == nil && int(sec)%15 == 0 {
+			p.log.Info("memory run", "progress", line)
+		}
+	}
+	return len(b), nil
 }

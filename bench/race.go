@@ -88,8 +88,6 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 		o.err = fmt.Errorf("%s seed %d: %w", k, seed, err)
 		return o
 	}
-	b.raceOps += len(res.History.Ops)
-	b.raceTime += time.Duration(res.History.Meta.DurationNs)
 	for _, n := range res.Notes {
 		b.log.Warn("fault note", "kind", k, "seed", seed, "note", n)
 	}

@@ -33,10 +33,6 @@ type bench struct {
 	floor map[int][]float64
 	// failover is the median failover time per kind, ms.
 	failover map[topology.Kind]float64
-	// raceOps and raceTime add up the race runs: the operation rate of
-	// lockcheck run's default workload, for the memory row.
-	raceOps  int
-	raceTime time.Duration
 	rows     []Row
 	begin    time.Time
 }

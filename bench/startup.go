@@ -99,7 +99,9 @@ func (b *bench) dockerRunFloor(ctx context.Context, run, n int) (time.Duration, 
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { errs[i] = b.bareContainer(ctx, fmt.Sprintf("lockcheck-%s-floor%d-%dof%d", b.runID, run, i, n), begin) })
+		wg.Go(func() {
+			errs[i] = b.bareContainer(ctx, fmt.Sprintf("lockcheck-%s-floor%d-%dof%d", b.runID, run, i, n), begin)
+		})
 	}
 	wg.Wait()
 	return time.Since(begin), errors.Join(errs...)

@@ -95,12 +95,15 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 		}
 		p := checkPart(ctx, sub, opts, sum)
 		p.renumber(idx)
+		// the picture of a history that passes is its first segments'
+		opts.failingPictureOnly = opts.failingPictureOnly || p.lin.pic != nil
 		if all == nil {
 			all = p
 		} else {
 			all.merge(p)
 		}
 	}
+	opts.failingPictureOnly = false
 	return all.result(opts, sum), head, nil
 }
 
@@ -140,6 +143,7 @@ type spill struct {
 	dir    string
 	groups int
 	group  map[string]int
+	count  []int // operations per group
 	files  []*os.File
 	w      []*bufio.Writer
 	buf    []byte
@@ -155,6 +159,7 @@ func (s *spill) write(i int32, op *history.Op) error {
 				return err
 			}
 			s.files = append(s.files, f)
+			s.count = append(s.count, 0)
 			s.w = append(s.w, bufio.NewWriterSize(f, 1<<16))
 		}
 	}
@@ -163,6 +168,7 @@ func (s *spill) write(i int32, op *history.Op) error {
 		g = len(s.group) % s.groups
 		s.group[op.Key] = g
 	}
+	s.count[g]++
 	s.buf = appendOp(s.buf[:0], i, op)
 	_, err := s.w[g].Write(s.buf)
 	return err
@@ -189,7 +195,9 @@ func (s *spill) read(g int, h *history.History) ([]int32, error) {
 		return nil, err
 	}
 	os.Remove(s.path(g))
-	var idx []int32
+	// sized once: growing slices of this size is slow (see history.Load)
+	idx := make([]int32, 0, s.count[g])
+	h.Ops = make([]history.Op, 0, s.count[g])
 	for len(b) > 0 {
 		var op history.Op
 		var i int32

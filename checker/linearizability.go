@@ -268,7 +268,7 @@ func linearizability(ctx context.Context, h *history.History, keys []*keyOps, se
 	}
 	c := newLinChecker(h, keys, segs, m, time.Now().Add(opts.Timeout))
 	bad := c.run(ctx, opts.Workers)
-	if opts.PictureOps > 0 && ctx.Err() == nil {
+	if opts.PictureOps > 0 && ctx.Err() == nil && (len(bad) > 0 || !opts.failingPictureOnly) {
 		lp.pic = c.picture(bad, opts.PictureOps)
 	}
 	for _, v := range bad {

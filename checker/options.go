@@ -64,6 +64,10 @@ type Options struct {
 	Workers int `json:"workers,omitempty"`
 	// Skip names checks not to run; they are reported as "skipped".
 	Skip []string `json:"skip,omitempty"`
+
+	// failingPictureOnly: a picture of passing partitions is drawn
+	// already (RunFile's later groups).
+	failingPictureOnly bool
 }
 
 // OptionsFor are the options a recorded run is checked with, decided here

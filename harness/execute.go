@@ -58,7 +58,10 @@ func (o Options) replay() string {
 // Outcome is what a run produced.
 type Outcome struct {
 	// Out is the run's folder.
-	Out     string
+	Out string
+	// History is the run's history, whole when it has at most
+	// checker.GroupOps operations, else its head (meta, faults; no
+	// operations: Check.Ops counts them, history.json has them).
 	History *history.History
 	Check   *checker.Result
 	Result  reports.RunResult
@@ -229,20 +232,25 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 	if err != nil {
 		return nil, err
 	}
-	h := res.History
-	h.Format = history.Format
-	if h.Scenario, err = json.Marshal(s); err != nil {
-		return nil, err
-	}
-	if err := h.Save(filepath.Join(o.Out, "history.json")); err != nil {
+	// history.json is made from the stream, and checked from the file a
+	// group of keys at a time: the run's operations are never all in
+	// memory.
+	head := res.History
+	head.Format = history.Format
+	if head.Scenario, err = json.Marshal(s); err != nil {
 		return nil, err
 	}
 	if err := rec.CloseStream(); err != nil {
-		log.Warn("history stream", "err", err)
+		return nil, err
+	}
+	path := filepath.Join(o.Out, "history.json")
+	if _, err := history.SaveStream(stream, path, head); err != nil {
+		return nil, err
 	}
 	os.Remove(stream) // history.json has it all
-
-	result, err := checker.Run(wctx, h, CheckOptions(h, s))
+	result, h, err := checker.RunFile(wctx, path, func(opts *checker.Options) {
+		opts.ClockTolerance = s.ClockTolerance
+	})
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
@@ -15,6 +16,8 @@ import (
 
 // Rechecked is what checking a run folder again gave.
 type Rechecked struct {
+	// History is the whole history when it was small enough to load, else
+	// its head (meta, faults; no operations): Check.Ops counts them.
 	History *history.History
 	Check   *checker.Result
 	Result  reports.RunResult
@@ -27,29 +30,39 @@ type Rechecked struct {
 // result.json, junit.xml, report.html and linearizability.html, keeping
 // the notes of the run's result.json.
 func Recheck(ctx context.Context, dir string, adjust func(*checker.Options)) (*Rechecked, error) {
-	h, err := history.Load(filepath.Join(dir, "history.json"))
+	replay, tolerance := "", time.Duration(-1)
+	if f, err := scenarios.LoadRunFile(filepath.Join(dir, scenarios.RunFileName)); err == nil {
+		replay, tolerance = ReplayCommand(dir), f.Scenario.WithDefaults().ClockTolerance
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	options := func(o *checker.Options) {
+		if tolerance >= 0 {
+			o.ClockTolerance = tolerance
+		}
+		if adjust != nil {
+			adjust(o)
+		}
+	}
+	path := filepath.Join(dir, "history.json")
+	// history.json is checked a group of keys at a time, its operations
+	// never all in memory; a killed run's stream is loaded whole.
+	res, h, err := checker.RunFile(ctx, path, options)
 	if errors.Is(err, os.ErrNotExist) {
 		h, err = history.LoadStream(filepath.Join(dir, history.StreamName))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s has no history.json and no %s: give the folder lockcheck run wrote (runs/...)", dir, history.StreamName)
 		}
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(dir, history.StreamName)
+		opts := checker.OptionsFor(h)
+		options(&opts)
+		res, err = checker.Run(ctx, h, opts)
 	}
 	if err != nil {
-		return nil, err
-	}
-	opts := checker.OptionsFor(h)
-	replay := ""
-	if f, err := scenarios.LoadRunFile(filepath.Join(dir, scenarios.RunFileName)); err == nil {
-		opts, replay = CheckOptions(h, f.Scenario), ReplayCommand(dir)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	if adjust != nil {
-		adjust(&opts)
-	}
-	res, err := checker.Run(ctx, h, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%v: fix or re-record %s", err, filepath.Join(dir, "history.json"))
+		return nil, fmt.Errorf("%v: fix or re-record %s", err, path)
 	}
 	var notes []string
 	if old, err := reports.LoadRunResult(filepath.Join(dir, "result.json")); err == nil {

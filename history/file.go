@@ -33,6 +33,27 @@ func (h *History) Save(path string) error {
 }
 
 func (h *History) encode(w io.Writer) error {
+	if err := h.writeHead(w); err != nil || h.Ops == nil {
+		return err
+	}
+	enc := json.NewEncoder(w) // one operation per line, newline-terminated
+	for i := range h.Ops {
+		if i > 0 {
+			if _, err := io.WriteString(w, ","); err != nil {
+				return err
+			}
+		}
+		if err := enc.Encode(&h.Ops[i]); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "]}\n")
+	return err
+}
+
+// writeHead writes everything but the operations, then the start of their
+// array (a line of its own), or "null}" when h.Ops is nil.
+func (h *History) writeHead(w io.Writer) error {
 	head := struct {
 		Format   int             `json:"format,omitempty"`
 		Meta     Meta            `json:"meta"`
@@ -52,23 +73,7 @@ func (h *History) encode(w io.Writer) error {
 		_, err = io.WriteString(w, "null}\n")
 		return err
 	}
-	if _, err := io.WriteString(w, "["); err != nil {
-		return err
-	}
-	enc := json.NewEncoder(w) // one operation per line, newline-terminated
-	for i := range h.Ops {
-		if i > 0 {
-			if _, err := io.WriteString(w, ","); err != nil {
-				return err
-			}
-		} else if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-		if err := enc.Encode(&h.Ops[i]); err != nil {
-			return err
-		}
-	}
-	_, err = io.WriteString(w, "]}\n")
+	_, err = io.WriteString(w, "[\n")
 	return err
 }
 

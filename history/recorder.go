@@ -17,7 +17,17 @@ type Recorder struct {
 	// stream, when set, gets every operation and fault change as it is
 	// recorded (StreamTo).
 	stream *stream
+	// streamed: the operations are in the stream, and ops keeps only the
+	// latest (TailOps to twice that), the first of them operation base.
+	streamed bool
+	base     int
 }
+
+// TailOps is how many of the latest operations a streaming recorder
+// keeps in memory for those that watch the run (Since): at full speed,
+// several seconds of operations. The rest are only on disk, so a run's
+// memory does not grow with its length.
+const TailOps = 1 << 17
 
 // NewRecorder starts the run's clock.
 func NewRecorder() *Recorder {
@@ -45,6 +55,11 @@ func (r *Recorder) Add(op Op) {
 	r.mu.Lock()
 	r.ops = append(r.ops, op)
 	r.stream.write(streamLine{Op: &op})
+	if r.streamed && len(r.ops) >= 2*TailOps {
+		drop := len(r.ops) - TailOps
+		r.ops = append(make([]Op, 0, 2*TailOps), r.ops[drop:]...)
+		r.base += drop
+	}
 	r.mu.Unlock()
 }
 
@@ -74,14 +89,19 @@ func (r *Recorder) FaultEnd(i int) {
 func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.ops)
+	return r.base + len(r.ops)
 }
 
 // History returns a sorted copy of what was recorded, with meta attached and
-// its duration set to now.
+// its duration set to now. A recorder that streamed (StreamTo) returns no
+// operations: they are in the stream, which SaveStream turns into the
+// history's file.
 func (r *Recorder) History(meta Meta) *History {
 	r.mu.Lock()
-	h := &History{Meta: meta, Ops: append([]Op(nil), r.ops...), Faults: append([]Fault(nil), r.faults...)}
+	h := &History{Meta: meta, Faults: append([]Fault(nil), r.faults...)}
+	if !r.streamed {
+		h.Ops = append([]Op(nil), r.ops...)
+	}
 	r.mu.Unlock()
 	h.Meta.DurationNs = r.Now()
 	if h.Meta.Started == "" {
@@ -100,14 +120,17 @@ func (r *Recorder) Faults() []Fault {
 
 // Since returns the operations recorded after the first from, and the
 // index to pass next time: faults watch the history to time themselves
-// (kill the primary right after a lock write landed on it).
+// (kill the primary right after a lock write landed on it). A streaming
+// recorder has only its latest TailOps or more: a watcher that fell
+// further behind gets those.
 func (r *Recorder) Since(from int) ([]Op, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if from >= len(r.ops) {
-		return nil, len(r.ops)
+	n := r.base + len(r.ops)
+	if from >= n {
+		return nil, n
 	}
-	return append([]Op(nil), r.ops[from:]...), len(r.ops)
+	return append([]Op(nil), r.ops[max(0, from-r.base):]...), n
 }
 
 // FaultTarget names the target of the open fault window i once the fault

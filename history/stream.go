@@ -2,9 +2,11 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 )
@@ -41,8 +43,10 @@ type stream struct {
 }
 
 // StreamTo makes r append meta, then every operation and fault change, to
-// path as JSON lines, flushed at least every half second. CloseStream
-// flushes and closes it.
+// path as JSON lines, flushed at least every half second; from then on r
+// keeps only its latest operations in memory. CloseStream flushes and
+// closes the stream; SaveStream makes the history's file of it. Call it
+// before the first operation.
 func (r *Recorder) StreamTo(path string, meta Meta) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -54,7 +58,7 @@ func (r *Recorder) StreamTo(path string, meta Meta) error {
 		meta.Started = r.start.UTC().Format(time.RFC3339Nano)
 	}
 	r.mu.Lock()
-	r.stream = s
+	r.stream, r.streamed = s, true
 	s.write(streamLine{Meta: &meta})
 	r.mu.Unlock()
 	go r.flushLoop(s)
@@ -160,4 +164,79 @@ func LoadStream(path string) (*History, error) {
 	h.Meta.DurationNs = h.End()
 	h.Sort()
 	return &h, nil
+}
+
+// SaveStream writes the history's file at path (as Save does) from head
+// (everything but the operations) and the operations of the stream a run
+// wrote (StreamTo), copied a line at a time in the order they returned:
+// a history of any length is written without holding its operations. It
+// returns how many there were.
+func SaveStream(stream, path string, head *History) (int, error) {
+	in, err := os.Open(stream)
+	if err != nil {
+		return 0, fmt.Errorf("read history stream: %w", err)
+	}
+	defer in.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, fmt.Errorf("write history: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	n, err := copyStream(bufio.NewReaderSize(in, 1<<20), w, head)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("write history %s from %s: %w", path, stream, err)
+	}
+	return n, nil
+}
+
+func copyStream(r *bufio.Reader, w *bufio.Writer, head *History) (int, error) {
+	h := *head
+	h.Ops = []Op{} // an array, even if empty
+	if err := h.writeHead(w); err != nil {
+		return 0, err
+	}
+	n := 0
+	prefix := []byte(`{"op":`)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return n, err
+		}
+		line = bytes.TrimRight(line, "\n")
+		if len(line) > 0 {
+			var op []byte
+			if bytes.HasPrefix(line, prefix) && line[len(line)-1] == '}' {
+				op = line[len(prefix) : len(line)-1]
+			} else if !bytes.Contains(line, []byte(`"op"`)) {
+				op = nil // the meta or a fault window: head has them
+			} else {
+				var l streamLine
+				if uerr := json.Unmarshal(line, &l); uerr != nil || l.Op == nil {
+					return n, fmt.Errorf("stream line %q: %v", line, uerr)
+				}
+				if op, err = json.Marshal(l.Op); err != nil {
+					return n, err
+				}
+			}
+			if op != nil {
+				if n > 0 {
+					w.WriteByte(',')
+				}
+				w.Write(op)
+				w.WriteByte('\n')
+				n++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	_, err := w.WriteString("]}\n")
+	return n, err
 }

@@ -138,7 +138,7 @@ func (e *Env) Run(t testing.TB, s Scenario, newClient NewClient, opts ...Option)
 	if err != nil {
 		t.Fatalf("locktest: %s: %v (run folder %s)", name, err, dir)
 	}
-	r := Report{Dir: dir, Class: out.Check.Class, Summary: out.Check.Summary, Ops: len(out.History.Ops)}
+	r := Report{Dir: dir, Class: out.Check.Class, Summary: out.Check.Summary, Ops: out.Check.Ops}
 	if out.Interrupted {
 		t.Fatalf("locktest: %s: interrupted after %d operations, no verdict (run folder %s)", name, r.Ops, dir)
 	}
