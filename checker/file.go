@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -102,6 +103,11 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 		} else {
 			all.merge(p)
 		}
+		// The group's operations are garbage now: collected before the
+		// next group is read, the heap does not grow to twice a group's
+		// size (the collector's own pace) between groups.
+		sub, idx = nil, nil
+		runtime.GC()
 	}
 	opts.failingPictureOnly = false
 	return all.result(opts, sum), head, nil

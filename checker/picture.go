@@ -24,6 +24,8 @@ type Picture struct {
 	// or undecided.
 	Failing bool
 	Parts   []PicturePart
+	// Why says why a passing history's picture has no part.
+	Why string
 }
 
 // PicturePart is one porcupine answer and what it drew.
@@ -97,6 +99,7 @@ func (c *linChecker) picture(bad []partVerdict, maxOps int) *Picture {
 		ops += len(p)
 	}
 	if len(parts) == 0 {
+		pic.Why = fmt.Sprintf("every segment has more than %d operations, too many to draw", maxOps/pictureShare)
 		return pic
 	}
 	all := denseClients(parts)
@@ -126,8 +129,19 @@ func (c *linChecker) partition(v partVerdict) []porcupine.Operation {
 	return porcupineOps(c.h, &b, v.extra, ops, label)
 }
 
-// firstSegments picks, key by key in turn, each key's next segment until
-// maxOps operations are chosen. Segments come grouped by key.
+// pictureShare: a segment drawn in a passing history's picture has at
+// most 1/pictureShare of the picture's operations.
+const pictureShare = 5
+
+// segOps counts a segment's lock and fence operations.
+func (c *linChecker) segOps(si int) int {
+	seg := &c.segs[si]
+	return int(seg.hi-seg.lo) + int(seg.fhi-seg.flo)
+}
+
+// firstSegments picks, key by key in turn, each key's next segment of at
+// most maxOps/pictureShare operations, until maxOps operations are
+// chosen. Segments come grouped by key.
 func (c *linChecker) firstSegments(maxOps int) []partVerdict {
 	var perKey [][]int // each key's segments, by index in c.segs
 	for si := range c.segs {
@@ -138,13 +152,21 @@ func (c *linChecker) firstSegments(maxOps int) []partVerdict {
 	}
 	var out []partVerdict
 	total := 0
-	for round := 0; total < maxOps; round++ {
+	next := make([]int, len(perKey)) // each key's next segment to look at
+	for total < maxOps {
 		added := false
-		for _, segs := range perKey {
-			if round >= len(segs) || total >= maxOps {
+		for ki, segs := range perKey {
+			// a long segment is skipped: porcupine's search of a
+			// linearizable one of many concurrent operations can take
+			// seconds and hundreds of MiB, for a picture
+			for next[ki] < len(segs) && c.segOps(segs[next[ki]]) > maxOps/pictureShare {
+				next[ki]++
+			}
+			if next[ki] >= len(segs) || total >= maxOps {
 				continue
 			}
-			si := segs[round]
+			si := segs[next[ki]]
+			next[ki]++
 			seg := &c.segs[si]
 			if seg.hi > seg.lo {
 				out = append(out, partVerdict{seg: si, res: porcupine.Ok})

@@ -23,11 +23,15 @@ import (
 func WriteLinearizability(path string, h *history.History, res *checker.Result) (string, error) {
 	pic := res.Picture
 	if pic == nil || len(pic.Parts) == 0 {
-		page := "<!doctype html><meta charset=\"utf-8\"><title>linearizability</title><p>No lock operations to draw.</p>\n"
+		why := "no lock operations"
+		if pic != nil && pic.Why != "" {
+			why = pic.Why
+		}
+		page := "<!doctype html><meta charset=\"utf-8\"><title>linearizability</title><p>Nothing drawn: " + html.EscapeString(why) + ".</p>\n"
 		if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 			return "", fmt.Errorf("write linearizability page: %w", err)
 		}
-		return "no lock operations", nil
+		return why, nil
 	}
 	if !pic.Failing {
 		part := pic.Parts[0]
