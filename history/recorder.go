@@ -17,16 +17,17 @@ type Recorder struct {
 	// stream, when set, gets every operation and fault change as it is
 	// recorded (StreamTo).
 	stream *stream
-	// streamed: the operations are in the stream, and ops keeps only the
-	// latest (TailOps to twice that), the first of them operation base.
+	// streamed: the operations are in the stream, and ops is a ring of
+	// the latest TailOps; total counts every operation recorded.
 	streamed bool
-	base     int
+	total    int
 }
 
 // TailOps is how many of the latest operations a streaming recorder
-// keeps in memory for those that watch the run (Since): at full speed,
-// several seconds of operations. The rest are only on disk, so a run's
-// memory does not grow with its length.
+// keeps in memory for those that watch the run (Since): eight seconds of
+// operations at the fastest rate measured here (the live count takes
+// them every five). The rest are only on disk, so a run's
+// memory does not grow with its length, and the ring is allocated once.
 const TailOps = 1 << 17
 
 // NewRecorder starts the run's clock.
@@ -53,13 +54,16 @@ func (r *Recorder) NewClient() int {
 // Add records a finished operation.
 func (r *Recorder) Add(op Op) {
 	r.mu.Lock()
-	r.ops = append(r.ops, op)
-	r.stream.write(streamLine{Op: &op})
-	if r.streamed && len(r.ops) >= 2*TailOps {
-		drop := len(r.ops) - TailOps
-		r.ops = append(make([]Op, 0, 2*TailOps), r.ops[drop:]...)
-		r.base += drop
+	switch {
+	case !r.streamed:
+		r.ops = append(r.ops, op)
+	case len(r.ops) < TailOps:
+		r.ops = append(r.ops, op)
+	default:
+		r.ops[r.total%TailOps] = op
 	}
+	r.total++
+	r.stream.write(streamLine{Op: &op})
 	r.mu.Unlock()
 }
 
@@ -89,7 +93,7 @@ func (r *Recorder) FaultEnd(i int) {
 func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.base + len(r.ops)
+	return r.total
 }
 
 // History returns a sorted copy of what was recorded, with meta attached and
@@ -121,16 +125,24 @@ func (r *Recorder) Faults() []Fault {
 // Since returns the operations recorded after the first from, and the
 // index to pass next time: faults watch the history to time themselves
 // (kill the primary right after a lock write landed on it). A streaming
-// recorder has only its latest TailOps or more: a watcher that fell
-// further behind gets those.
+// recorder has only its latest TailOps: a watcher that fell further
+// behind gets those.
 func (r *Recorder) Since(from int) ([]Op, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := r.base + len(r.ops)
-	if from >= n {
-		return nil, n
+	from = max(from, r.total-len(r.ops)) // the oldest kept
+	if from >= r.total {
+		return nil, r.total
 	}
-	return append([]Op(nil), r.ops[max(0, from-r.base):]...), n
+	out := make([]Op, 0, r.total-from)
+	for i := from; i < r.total; i++ {
+		if r.streamed {
+			out = append(out, r.ops[i%TailOps])
+		} else {
+			out = append(out, r.ops[i])
+		}
+	}
+	return out, r.total
 }
 
 // FaultTarget names the target of the open fault window i once the fault
