@@ -137,13 +137,3 @@ func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIn
 		add(KindDuplicateFence, first, a, false, "%s: fence %d handed to worker %d and worker %d", k.name, op.Fence, h.Ops[first].Worker, op.Worker)
 	}
 }
-
-// hasFences says whether the history uses fences at all.
-func hasFences(h *history.History) bool {
-	for i := range h.Ops {
-		if h.Ops[i].HasFence {
-			return true
-		}
-	}
-	return false
-}

@@ -52,13 +52,3 @@ func lostIncrements(h *history.History, k *keyOps, faults faultIndex, out *findi
 		}
 	}
 }
-
-// hasCounterWrites says whether the history has unfenced counter writes.
-func hasCounterWrites(h *history.History) bool {
-	for i := range h.Ops {
-		if counterWrite(&h.Ops[i]) {
-			return true
-		}
-	}
-	return false
-}

@@ -33,6 +33,7 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 				return
 			case <-tick.C:
 			}
+			live.pull() // every second: the recorder keeps only its latest operations
 			if time.Since(lastCheck) >= 5*time.Second {
 				violations, lastCheck = live.update(ctx), time.Now()
 			}
@@ -68,10 +69,21 @@ func newLiveCount(rec *history.Recorder, ttl time.Duration, fenced bool) *liveCo
 // liveChecks are the checks the live count adds up.
 var liveChecks = []string{checker.DoubleHolder, checker.Fence, checker.Resource}
 
-func (l *liveCount) update(ctx context.Context) int {
+// pull adds the operations recorded since the last pull to the window.
+// A streaming recorder keeps only its latest ones (history.TailOps): if
+// more were recorded since, the window lost its continuity and starts
+// again from what is left, as the window's own trimming does.
+func (l *liveCount) pull() {
 	ops, next := l.rec.Since(l.next)
+	if len(ops) < next-l.next {
+		l.window = l.window[:0]
+	}
 	l.next = next
 	l.window = append(l.window, ops...)
+}
+
+func (l *liveCount) update(ctx context.Context) int {
+	l.pull()
 	// Operations are recorded as they return: the old ones are a prefix.
 	cut, drop := l.rec.Now()-l.span, 0
 	for drop < len(l.window) && l.window[drop].Return < cut {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -50,5 +51,32 @@ func TestLiveCountLeavesOutAllowed(t *testing.T) {
 		if n := newLiveCount(rec, time.Second, fenced).update(context.Background()); n != 0 {
 			t.Errorf("a fenced run's double holder counted (fenced by its kind: %v): %d", fenced, n)
 		}
+	}
+}
+
+// A streaming recorder keeps only its latest operations: when more were
+// recorded between two pulls, the live count starts its window again
+// instead of checking a window with a hole (here the release of a lock
+// would be missing, and the next holder would count as a second one).
+func TestLiveCountAfterAGap(t *testing.T) {
+	rec := history.NewRecorder()
+	if err := rec.StreamTo(filepath.Join(t.TempDir(), history.StreamName), history.Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	defer rec.CloseStream()
+	ms := int64(time.Millisecond)
+	op := func(worker int, key string, kind history.Kind, token string, out history.Outcome, call int64) history.Op {
+		return history.Op{Client: worker, Worker: worker, Key: key, Kind: kind, Token: token, TTLms: 60_000, Outcome: out, Call: call, Return: call + ms}
+	}
+	rec.Add(op(0, "lock:{k}", history.Acquire, "a", history.OK, 0))
+	l := newLiveCount(rec, time.Minute, false)
+	l.pull()
+	rec.Add(op(0, "lock:{k}", history.Release, "a", history.OK, 10*ms))
+	for i := range history.TailOps + 10 { // the release leaves the recorder's tail
+		rec.Add(op(2, "lock:{other}", history.Acquire, "x", history.Fail, 20*ms+int64(i)))
+	}
+	rec.Add(op(1, "lock:{k}", history.Acquire, "b", history.OK, 30*ms))
+	if n := l.update(context.Background()); n != 0 {
+		t.Fatalf("a lock released in the operations the recorder no longer has counted as a double holder: %d violations", n)
 	}
 }
