@@ -89,6 +89,11 @@ func Load(path string) (*History, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fi, err := os.Stat(path); err == nil {
+		// a file of another shape (pretty-printed) has several lines an
+		// operation; an operation's line has 60 bytes or more
+		lines = min(lines, int(fi.Size()/60)+1)
+	}
 	var h *History
 	err = Scan(path, func(head *History) error {
 		h = head
