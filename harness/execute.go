@@ -121,7 +121,7 @@ func StartScenario(ctx context.Context, eng *topology.Engine, s scenarios.Scenar
 	if err != nil {
 		return nil, err
 	}
-	opts := topology.Options{AOF: s.AOF, NodeConfig: s.NodeConfig}
+	opts := topology.Options{AOF: s.AOF, NodeConfig: s.NodeConfig, ProxyClients: fault.NeedsClientProxy(s.Faults)}
 	for node, name := range s.NodeBuilds {
 		nb, err := LookupBuild(name, src)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -108,9 +109,10 @@ func topologyKey(s Scenario) string {
 	b, _ := json.Marshal(struct {
 		Server, Topology string
 		AOF              bool
+		Proxied          bool
 		NodeBuilds       map[string]string
 		NodeConfig       map[string][]string
-	}{s.Server, string(s.Topology), s.AOF, s.NodeBuilds, s.NodeConfig})
+	}{s.Server, string(s.Topology), s.AOF, fault.NeedsClientProxy(s.Faults), s.NodeBuilds, s.NodeConfig})
 	return string(b)
 }
 

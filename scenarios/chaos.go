@@ -61,7 +61,7 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	if w.Freezer == nil {
 		w.Freezer = fault.NewFreezer()
 	}
-	env := fault.Env{Topo: t, Rec: w.Recorder, TTL: w.TTL, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer}
+	env := fault.Env{Topo: t, Rec: w.Recorder, TTL: w.TTL, CallTimeout: w.CallTimeout, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer}
 
 	// The faults end with the workload; a fault that panics ends both (the
 	// run is void, and the caller must still tear down).

@@ -47,6 +47,12 @@ type Options struct {
 	// NodeConfig lines are appended to one node's configuration (by name),
 	// e.g. replica-priority 0 so Sentinel never promotes it.
 	NodeConfig map[string][]string
+	// ProxyClients routes clients through a proxy per node (links), where
+	// network faults act (SlowLinks, BlackholeLinks, ResetLinks). It costs
+	// throughput, so it is on only when asked for; otherwise clients dial
+	// the nodes' container addresses when the host reaches them (a local
+	// engine), else the mapped ports.
+	ProxyClients bool
 }
 
 func (o Options) withDefaults() Options {

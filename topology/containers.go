@@ -114,8 +114,9 @@ func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel
 	return n, nil
 }
 
-// mapPort records where the host reaches a node; it changes when the node's
-// container restarts.
+// mapPort records where the host reaches a node, and routes the node's
+// client proxy there; the mapped port changes when the node's container
+// restarts.
 func (t *Topology) mapPort(ctx context.Context, n *Node) error {
 	host, err := n.c.Host(ctx)
 	if err != nil {
@@ -125,7 +126,13 @@ func (t *Topology) mapPort(ctx context.Context, n *Node) error {
 	if err != nil {
 		return fmt.Errorf("mapped port of %s: %w", n.Name, err)
 	}
-	t.addrs.set(n.Internal(), fmt.Sprintf("%s:%d", host, p.Num()))
+	mapped := fmt.Sprintf("%s:%d", host, p.Num())
+	t.addrs.set(n.Internal(), mapped)
+	proxied, err := t.links.route(ctx, n, mapped)
+	if err != nil {
+		return err
+	}
+	t.clients.set(n.Internal(), proxied)
 	return nil
 }
 

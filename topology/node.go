@@ -45,8 +45,14 @@ func (n *Node) Internal() string {
 	return netip.AddrPortFrom(n.IP, uint16(n.Port)).String()
 }
 
-// Addr is the address a client on the host dials.
+// Addr is the node's port mapped on the host: what the harness's control
+// connections dial, and what stays valid after lockcheck exits (lockcheck
+// up).
 func (n *Node) Addr() string { return n.topo.addrs.resolve(n.Internal()) }
+
+// ClientAddr is the address a lock client dials: the node's client proxy,
+// where network faults act (see links).
+func (n *Node) ClientAddr() string { return n.topo.clients.resolve(n.Internal()) }
 
 // ContainerID is the Docker container of the node.
 func (n *Node) ContainerID() string { return n.c.GetContainerID() }

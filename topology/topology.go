@@ -37,7 +37,12 @@ type Topology struct {
 	net     *tc.DockerNetwork
 	subnet  netip.Prefix
 	gateway netip.Addr
+	// addrs map announced addresses to the host's mapped ports, for the
+	// harness's control connections; clients map them to the nodes'
+	// client proxies (links).
 	addrs   *addrMap
+	clients *addrMap
+	links   *links
 	shim    []byte
 
 	termOnce sync.Once
@@ -48,7 +53,8 @@ type Topology struct {
 // healthy. On failure it removes whatever it started and returns the error.
 func Start(ctx context.Context, eng *Engine, b Build, image string, kind Kind, opts Options) (t *Topology, err error) {
 	begin := time.Now()
-	t = &Topology{Kind: kind, Build: b, Image: image, RunID: newRunID(), opts: opts.withDefaults(), eng: eng, addrs: newAddrMap()}
+	t = &Topology{Kind: kind, Build: b, Image: image, RunID: newRunID(), opts: opts.withDefaults(), eng: eng, addrs: newAddrMap(), clients: newAddrMap()}
+	t.links = newLinks(t.opts.ProxyClients)
 	eng.track(t.RunID)
 	defer func() {
 		if err != nil {
@@ -127,9 +133,10 @@ func (t *Topology) Node(name string) *Node {
 
 // ClientOption is the valkey-go option for a client that follows this
 // topology: one server, Sentinel's master set, or the cluster. Its dialer
-// maps the addresses nodes announce to the host's mapped ports.
+// maps the addresses nodes announce to the nodes' client proxies, where
+// network faults act.
 func (t *Topology) ClientOption() valkey.ClientOption {
-	opt := valkey.ClientOption{DialCtxFn: t.addrs.dial, DisableCache: true}
+	opt := valkey.ClientOption{DialCtxFn: t.clients.dial, DisableCache: true}
 	switch t.Kind {
 	case Sentinel:
 		for _, n := range t.Sentinels() {
@@ -156,7 +163,7 @@ func (t *Topology) Addrs() []string {
 		if t.Kind == Sentinel && !n.Sentinel {
 			continue
 		}
-		out = append(out, n.Addr())
+		out = append(out, n.ClientAddr())
 	}
 	return out
 }
@@ -168,6 +175,7 @@ func (t *Topology) Terminate(ctx context.Context) error {
 		for _, n := range t.Nodes {
 			n.closeClient()
 		}
+		t.links.close()
 		t.termErr = t.eng.RemoveRun(ctx, t.RunID)
 	})
 	return t.termErr

@@ -31,6 +31,9 @@ type Env struct {
 	Rec  *history.Recorder
 	// TTL is the run's lease, which sizes clock jumps and pauses.
 	TTL time.Duration
+	// CallTimeout is the clients' bound on one lock call (default 1 s),
+	// which sizes added latency.
+	CallTimeout time.Duration
 	// Key is the lock key whose primary the fault aims at.
 	Key string
 	// AOF says the killed node comes back with its data.
@@ -65,7 +68,8 @@ func (e Env) openWindow(name string, target *topology.Node, detail string) (int,
 }
 
 // faultTable is every fault a Scenario can name, in a fixed order.
-var faultTable = []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient}
+var faultTable = []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient,
+	Latency, BlackholePrimary, ResetConnections}
 
 // Faults lists every fault by name, in a fixed order.
 func Faults() []Fault { return slices.Clone(faultTable) }

@@ -117,7 +117,7 @@ func ConfigFor(t *topology.Topology) Config {
 		Version:  t.Version,
 	}
 	for _, n := range t.Nodes {
-		cfg.AddrMap[n.Internal()] = n.Addr()
+		cfg.AddrMap[n.Internal()] = n.ClientAddr()
 	}
 	if t.Kind == topology.Sentinel {
 		cfg.MasterSet = topology.MasterSet
