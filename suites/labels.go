@@ -31,3 +31,7 @@ func KindLabel(k topology.Kind) string { return string(k) }
 // CheckLabel is a compat check's label: Ginkgo labels may not hold "/",
 // so "extend/held" becomes "extend.held".
 func CheckLabel(name string) string { return strings.ReplaceAll(name, "/", ".") }
+
+// Links labels the specs of the clients' links (the network faults'
+// proxies).
+const Links = "links"

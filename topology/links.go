@@ -197,6 +197,12 @@ func (p *proxy) forward(dst, src *net.TCPConn) {
 		f := p.fault.Load()
 		if f == nil {
 			src.SetReadDeadline(time.Time{})
+			// set stores the fault, then kicks: a fault stored before
+			// the deadline was cleared above is seen here, one stored
+			// after kicks this copy
+			if p.fault.Load() != nil {
+				continue
+			}
 			if _, err := io.Copy(dst, src); !errors.Is(err, os.ErrDeadlineExceeded) {
 				return // EOF or a broken connection
 			}
