@@ -78,12 +78,12 @@ func (s *summary) add(op *history.Op) {
 // different keys merge (RunFile checks a group of keys at a time).
 type part struct {
 	keys, segs int
-	found     [6]findings
-	holds     []Hold
-	heldTotal map[string]int
-	writes    []history.Op
-	lin       linPart
-	linRan    bool
+	found      [6]findings
+	holds      []Hold
+	heldTotal  map[string]int
+	writes     []history.Op
+	lin        linPart
+	linRan     bool
 }
 
 // checkPart runs every check on the keys of h, which may hold only some
