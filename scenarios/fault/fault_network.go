@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
+	"github.com/lockcheck/lockcheck/topology"
 )
 
 // The network faults act on the clients' links to the key's primary
@@ -48,35 +49,33 @@ func NeedsClientProxy(faults []string) bool {
 type latency struct{ faultBase }
 
 func (f latency) Inject(ctx context.Context, env Env) error {
-	p, err := env.Topo.Primary(ctx, env.Key)
-	if err != nil {
-		return fmt.Errorf("latency: %w", err)
-	}
 	timeout := env.CallTimeout
 	if timeout <= 0 {
 		timeout = time.Second
 	}
 	delay, jitter, span := timeout/2, timeout/5, 5*time.Second
-	end := env.window(f.name, p, fmt.Sprintf("%s ± %s each way for %s", delay, jitter, span))
-	defer end()
-	if err := p.SlowLinks(delay, jitter); err != nil {
-		return err
-	}
-	pace.Hold(ctx, span)
-	return p.HealLinks()
+	return onClientLinks(ctx, env, f.name, fmt.Sprintf("%s ± %s each way for %s", delay, jitter, span), span,
+		func(p *topology.Node) error { return p.SlowLinks(delay, jitter) })
 }
 
 type blackholePrimary struct{ faultBase }
 
 func (f blackholePrimary) Inject(ctx context.Context, env Env) error {
+	span := 4 * time.Second
+	return onClientLinks(ctx, env, f.name, "clients' bytes swallowed for "+span.String(), span,
+		func(p *topology.Node) error { return p.BlackholeLinks() })
+}
+
+// onClientLinks does to the clients' links of the key's primary what
+// apply does, for span, then heals them (also when ctx ends).
+func onClientLinks(ctx context.Context, env Env, name, detail string, span time.Duration, apply func(*topology.Node) error) error {
 	p, err := env.Topo.Primary(ctx, env.Key)
 	if err != nil {
-		return fmt.Errorf("blackhole-primary: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	span := 4 * time.Second
-	end := env.window(f.name, p, "clients' bytes swallowed for "+span.String())
+	end := env.window(name, p, detail)
 	defer end()
-	if err := p.BlackholeLinks(); err != nil {
+	if err := apply(p); err != nil {
 		return err
 	}
 	pace.Hold(ctx, span)
