@@ -87,7 +87,7 @@ func (b *bench) throughputSection(ctx context.Context) error {
 	}
 	notes = append(notes, fmt.Sprintf(opBoundNote, b.cfg.clients, b.cfg.clients),
 		fmt.Sprintf("%s per run; lock operations = acquire + extend + release (%d of %d recorded operations; the rest are the resource's writes, in the harness)", b.cfg.tpDuration, lockOps, allOps),
-		fmt.Sprintf("the harness goes through the host's mapped port, valkey-benchmark -t set -c %d -n %d -q runs inside the node's container", b.cfg.clients, b.cfg.benchN))
+		fmt.Sprintf("the harness's clients dial "+t.ClientPath()+", valkey-benchmark -t set -c %d -n %d -q runs inside the node's container", b.cfg.clients, b.cfg.benchN))
 	b.add(Row{Name: "workload throughput (lock operations with history recording)", Unit: "ops/s", section: secThroughput,
 		Reference: fmt.Sprintf("valkey-benchmark SET, %d clients, same node (ceiling)", b.cfg.clients),
 		Value:     num(median(rates)), ReferenceValue: num(median(refs)), Runs: len(rates), Note: strings.Join(notes, "; ")}.withRatio())
@@ -95,9 +95,9 @@ func (b *bench) throughputSection(ctx context.Context) error {
 	if len(hostRefs) > 0 {
 		hostNotes = append(hostNotes, "valkey-benchmark "+fmtValues(hostRefs, "SET/s"))
 	}
-	hostNotes = append(hostNotes, fmt.Sprintf("the same workload runs; valkey-benchmark -t set -c %d -n %d -q runs in a container on the host's network against the node's mapped port on 127.0.0.1, the path the harness's clients take", b.cfg.clients, b.cfg.benchN))
+	hostNotes = append(hostNotes, fmt.Sprintf("the same workload runs; valkey-benchmark -t set -c %d -n %d -q runs in a container on the host's network against the address the harness's clients dial ("+t.ClientPath()+")", b.cfg.clients, b.cfg.benchN))
 	b.add(Row{Name: "workload throughput, against the same path (lock operations with history recording)", Unit: "ops/s", section: secThroughput,
-		Reference: fmt.Sprintf("valkey-benchmark SET, %d clients, through the host's mapped port (ceiling on the harness's path)", b.cfg.clients),
+		Reference: fmt.Sprintf("valkey-benchmark SET, %d clients, on the harness's clients' path (its ceiling)", b.cfg.clients),
 		Value:     num(median(rates)), ReferenceValue: num(median(hostRefs)), Runs: len(rates), Note: strings.Join(hostNotes, "; ")}.withRatio())
 	return errors.Join(errs...)
 }
@@ -124,11 +124,12 @@ func lockRate(h *history.History) (int, float64) {
 }
 
 // valkeyBenchmarkHost runs the image's benchmark tool in a container of
-// its own on the host's network, against the node's mapped port: through
-// docker's port mapping, as the harness's clients reach the node.
+// its own on the host's network, against the address the harness's
+// clients dial (the node's container address, or its mapped port when
+// the host does not reach containers): the clients' own path.
 func (b *bench) valkeyBenchmarkHost(ctx context.Context, n *topology.Node) (float64, error) {
 	tool := string(n.Family()) + "-benchmark"
-	host, port, err := net.SplitHostPort(n.Addr())
+	host, port, err := net.SplitHostPort(n.ClientAddr())
 	if err != nil {
 		return 0, err
 	}

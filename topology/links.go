@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -67,12 +68,14 @@ func (l *links) route(ctx context.Context, n *Node, mapped string) (string, erro
 	return p.ln.Addr().String(), nil
 }
 
-// reachable says whether the host can dial a container's own address.
+// reachable says whether the host can dial a container's own address. A
+// refused connection counts: the node may not listen yet, but its
+// container answered.
 func reachable(ctx context.Context, addr string) bool {
 	d := net.Dialer{Timeout: 500 * time.Millisecond}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return false
+		return errors.Is(err, syscall.ECONNREFUSED)
 	}
 	c.Close()
 	return true
