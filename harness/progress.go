@@ -48,7 +48,14 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 // takes only the operations recorded since the last and re-checks a
 // window of the recent ones, long enough to hold any lease that can still
 // overlap a new one: its cost grows with the window, not with the run.
-// Findings are counted once, by kind, key and start; findings the run's
+// The window also stops at the recorder's ring (history.TailOps): at full
+// speed that is a second or two of operations, and a live count that
+// copied ten seconds of them grew the run's memory by the hundreds of MiB.
+// A finding counts only once it starts before the recorder's settled
+// instant (history.Recorder.Settled): a release still in flight leaves
+// its hold open in the window, and the next holder's acquire would look
+// like a double holder until the release is recorded. Findings are
+// counted once, by kind, key and start; findings the run's
 // options allow (a fenced client's double holders: checker.OptionsFor,
 // which also reads the acquires' fences) are not counted. It is
 // a live indicator and the trigger of --stop-on-violation; the verdict is
@@ -80,9 +87,13 @@ func (l *liveCount) pull() {
 	}
 	l.next = next
 	l.window = append(l.window, ops...)
+	if over := len(l.window) - history.TailOps; over > 0 {
+		l.window = append(l.window[:0], l.window[over:]...)
+	}
 }
 
 func (l *liveCount) update(ctx context.Context) int {
+	settled := l.rec.Settled() // before the pull: what began before it is in the pull
 	l.pull()
 	// Operations are recorded as they return: the old ones are a prefix.
 	cut, drop := l.rec.Now()-l.span, 0
@@ -106,7 +117,7 @@ func (l *liveCount) update(ctx context.Context) int {
 	for _, name := range liveChecks {
 		c, _ := res.Check(name)
 		for _, f := range c.Findings {
-			if f.Allowed {
+			if f.Allowed || f.Start >= settled {
 				continue
 			}
 			l.seen[fmt.Sprintf("%s %s %d", f.Kind, f.Key, f.Start)] = true

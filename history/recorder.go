@@ -21,6 +21,9 @@ type Recorder struct {
 	// the latest TailOps; total counts every operation recorded.
 	streamed bool
 	total    int
+	// inflight holds the call instant of each client's operation that
+	// began (Begin) and is not recorded yet.
+	inflight map[int]int64
 }
 
 // TailOps is how many of the latest operations a streaming recorder
@@ -37,6 +40,35 @@ func NewRecorder() *Recorder {
 
 // Now is the time since the run's start on the monotonic clock.
 func (r *Recorder) Now() int64 { return int64(time.Since(r.start)) }
+
+// Begin is Now for the call of an operation of client, which stays in
+// flight until Add records it: Settled then knows that part of the
+// history may still change.
+func (r *Recorder) Begin(client int) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.Now()
+	if r.inflight == nil {
+		r.inflight = map[int]int64{}
+	}
+	r.inflight[client] = now
+	return now
+}
+
+// Settled is the instant before which the history is complete: every
+// operation begun (Begin) before it has been recorded. It is the call of
+// the oldest operation in flight, or now. A release still in flight ends
+// a hold the history shows open, so a watcher that judges what happened
+// after Settled may see a double holder that is not one.
+func (r *Recorder) Settled() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at := r.Now()
+	for _, c := range r.inflight {
+		at = min(at, c)
+	}
+	return at
+}
 
 // Started is the wall-clock instant of the run's start.
 func (r *Recorder) Started() time.Time { return r.start }
@@ -63,6 +95,7 @@ func (r *Recorder) Add(op Op) {
 		r.ops[r.total%TailOps] = op
 	}
 	r.total++
+	delete(r.inflight, op.Client)
 	r.stream.write(streamLine{Op: &op})
 	r.mu.Unlock()
 }

@@ -227,7 +227,7 @@ func (s *Script) History() *history.History {
 // call runs one lock call of worker w and records it as the workload does.
 func (s *Script) call(w int, kind history.Kind, key, token string, ttl time.Duration, f func() lockclient.Result) Step {
 	wk := &s.workers[w]
-	call := s.Rec.Now()
+	call := s.Rec.Begin(wk.cid)
 	r := f()
 	op := lockOp(wk.cid, w, kind, key, token, ttl, r, call, s.Rec.Now())
 	s.Rec.Add(op)

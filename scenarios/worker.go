@@ -173,7 +173,7 @@ func (wk *worker) write(key string, held lockclient.Result) bool {
 func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, f func(context.Context) lockclient.Result) lockclient.Result {
 	rec := wk.w.Recorder
 	pause := wk.pauseFor(kind)
-	call := rec.Now()
+	call := rec.Begin(wk.cid)
 	r := f(lockclient.WithPause(context.Background(), pause))
 	ret := rec.Now()
 	if pause != nil && pause.Fault && pause.Take() {
