@@ -22,8 +22,8 @@ func wholeHistory(t testing.TB, h *history.History, opts Options) porcupine.Chec
 	m := &model{loss: newLossWindows(h, h.End(), opts), counterLoss: newCounterLoss(h, h.End(), opts), tol: int64(opts.ClockTolerance)}
 	pm := m.porcupineModel()
 	var parts [][]porcupine.Operation
-	for _, k := range groupByKey(h) {
-		k.prepare(h)
+	for _, k := range groupByKey(h, len(h.Ops)) {
+		k.prepare(h, nil)
 		if len(k.lock) > 0 {
 			b := lockBegin(k.lock, nil)
 			parts = append(parts, porcupineOps(h, &b, nil, k.lock, k.name))

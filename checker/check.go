@@ -39,7 +39,7 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 		sum.add(&h.Ops[i])
 	}
 	sum.end = max(sum.end, h.End())
-	p := checkPart(ctx, h, opts, sum)
+	p := checkPart(ctx, h, opts, sum, wholeSet(h))
 	return p.result(opts, sum), nil
 }
 
@@ -86,11 +86,29 @@ type part struct {
 	linRan     bool
 }
 
+// chunkSet says which part of a history checkPart is given: h's first
+// own operations, each h.Ops[i] being operation idx[i] of the history
+// (idx nil: h is the whole history), their keys' carries from earlier
+// chunks (nil, or a key missing: none), and the cut where they continue
+// (never: this is their last chunk). A key that is checked in chunks
+// gives its holds and writes to sink instead of keeping the ones shown.
+type chunkSet struct {
+	own     int
+	idx     []int32
+	carries map[string]*keyCarry
+	cut     int64
+	sink    func(key string, holds []Hold, writes []history.Op)
+}
+
+// wholeSet is the chunkSet of a whole history.
+func wholeSet(h *history.History) chunkSet { return chunkSet{own: len(h.Ops), cut: never} }
+
 // checkPart runs every check on the keys of h, which may hold only some
-// of a history's keys; sum describes the whole history.
-func checkPart(ctx context.Context, h *history.History, opts Options, sum summary) *part {
+// of a history's keys, or a chunk of one (cs); sum describes the whole
+// history.
+func checkPart(ctx context.Context, h *history.History, opts Options, sum summary, cs chunkSet) *part {
 	end := sum.end
-	keys := groupByKey(h)
+	keys := groupByKey(h, cs.own)
 	loss, counterLoss := newLossWindows(h, end, opts), newCounterLoss(h, end, opts)
 	faults := newFaultIndex(h, end)
 	tol := int64(opts.ClockTolerance)
@@ -99,20 +117,32 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 	outs := make([]perKey, len(keys))
 	parallel(len(keys), opts.Workers, func(ki int) {
 		k, o := keys[ki], &outs[ki]
+		carry := cs.carries[k.name]
+		if carry == nil {
+			carry = &keyCarry{}
+		}
+		cc := &chunkCtx{carry: carry, idx: cs.idx, cut: cs.cut}
 		for _, f := range o.all() {
 			f.max = opts.MaxFindings
 		}
-		k.prepare(h)
-		o.segs = segments(h, k, ki, loss, counterLoss, tol)
-		o.holds = holdsOf(h, k, end, byClient)
+		k.prepare(h, carry)
+		o.segs = segments(h, k, ki, loss, counterLoss, tol, cc)
+		o.holds = holdsOf(h, k, end, byClient, cc)
 		doubleHolders(o.holds, byClient, faults, opts.AllowDoubleHolders, &o.double)
-		fenceChecks(h, k, counterLoss, faults, &o.fence, &o.lost)
+		fenceChecks(h, k, counterLoss, faults, &o.fence, &o.lost, cc)
 		writesOverHolders(h, k, o.holds, loss, faults, &o.fence, &o.lost)
-		lostIncrements(h, k, faults, &o.resource)
+		lostIncrements(h, k, faults, &o.resource, cc)
 		noExpiry(h, k, faults, &o.ttl)
-		stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, faults, &o.ttl)
+		stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, faults, &o.ttl, cc)
 		lostLocks(h, k, faults, &o.lost)
 		rejectedCommands(h, k, faults, &o.rejected)
+		carryUnknown(h, k, cc)
+		if cs.cut != never {
+			carry.lastToken = make(map[int]string, len(k.last))
+			for w, t := range k.last {
+				carry.lastToken[w] = k.tokens[t]
+			}
+		}
 	})
 
 	p := &part{keys: len(keys)}
@@ -135,11 +165,26 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 	first := p.firstFindings()
 	p.heldTotal = map[string]int{}
 	for i, k := range keys {
+		if carry := cs.carries[k.name]; carry != nil {
+			carry.chunk++
+		}
+		holds := outs[i].holds
+		if cs.sink != nil && (cs.cut != never || cs.carries[k.name] != nil && cs.carries[k.name].chunk > 1) {
+			sortHolds(holds)
+			if cs.idx != nil {
+				for j := range holds {
+					renumberHold(&holds[j], cs.idx)
+				}
+			}
+			cs.sink(k.name, holds, shownWrites(h, k, nil, -1))
+			outs[i] = perKey{}
+			continue
+		}
 		at, found := first[k.name]
-		holds := shownHolds(outs[i].holds, at, found)
+		holds = shownHolds(holds, at, found)
 		p.heldTotal[k.name] = len(outs[i].holds)
 		p.holds = append(p.holds, holds...)
-		p.writes = append(p.writes, shownWrites(h, k, holds)...)
+		p.writes = append(p.writes, shownWrites(h, k, holds, ShownHolds)...)
 		outs[i] = perKey{}
 	}
 	return p
@@ -201,9 +246,10 @@ func (p *part) result(opts Options, sum summary) *Result {
 func Holds(h *history.History) []Hold {
 	var out []Hold
 	end, byClient := h.End(), !workersSet(h)
-	for _, k := range groupByKey(h) {
-		k.prepare(h)
-		out = append(out, holdsOf(h, k, end, byClient)...)
+	cs := wholeSet(h)
+	for _, k := range groupByKey(h, cs.own) {
+		k.prepare(h, nil)
+		out = append(out, holdsOf(h, k, end, byClient, &chunkCtx{carry: &keyCarry{}, cut: never})...)
 	}
 	return out
 }

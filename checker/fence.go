@@ -57,83 +57,148 @@ func byReturn(h *history.History, idx []int32) []int32 {
 //     them, a correct server does that, and the resource's strict check is
 //     what keeps the duplicate harmless: it goes to info (the lost-lock
 //     incidents) instead, allowed.
-func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIndex, out, info *findings) {
+func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIndex, out, info *findings, cc *chunkCtx) {
+	fc := &cc.carry.fence
 	writes, acquires := fenceOps(h, k)
-	ops := func(i ...int32) []OpRef {
-		refs := make([]OpRef, len(i))
-		for n, x := range i {
-			refs[n] = OpRef{Index: int(x), Op: h.Ops[x]}
-		}
-		return refs
-	}
-	add := func(kind FindingKind, first, second int32, allowed bool, format string, args ...any) {
-		a, b := &h.Ops[first], &h.Ops[second]
-		from, to := min(a.Call, b.Call), max(a.Return, b.Return)
+	add := func(kind FindingKind, first ref, second int32, allowed bool, format string, args ...any) {
+		b := &h.Ops[second]
+		from, to := min(first.call, b.Call), max(first.ret, b.Return)
 		sink := out
 		if allowed {
 			sink = info
 		}
 		sink.add(Finding{Kind: kind, Key: k.name, Summary: fmt.Sprintf(format, args...), Start: from, End: to,
-			Ops: ops(first, second), Faults: faults.during(from, to), Allowed: allowed})
+			Ops: []OpRef{cc.opRef(h, first), {Index: int(second), Op: *b}}, Faults: faults.during(from, to), Allowed: allowed})
 	}
+	local := func(i int32) ref { return cc.refOf(h, i, 0) }
 
-	// accepted writes against writes accepted before them
-	wret := byReturn(h, writes)
-	seen := make(map[int64]int32, len(writes))
+	// accepted writes against writes accepted before them; the writes
+	// still open at the last cut return among this chunk's
+	pending := make([]int32, 0, len(fc.open)+len(writes))
+	for _, a := range fc.open {
+		pending = append(pending, a.local)
+	}
+	wret := byReturn(h, append(pending, writes...))
+	// seen keeps only fences above best: a write at or below it is
+	// flagged as going backwards and not looked up
+	seen := make(map[int64]int32, len(fc.seen))
+	for f, a := range fc.seen {
+		seen[f] = a.local
+	}
 	backwards := make(map[int32]bool)
-	best, bestAt, p := int64(0), int32(-1), 0
-	for _, w := range writes {
-		op := &h.Ops[w]
-		for p < len(wret) && h.Ops[wret[p]].Return < op.Call {
+	best, bestAt, p := fc.bestW, int32(-1), 0
+	if fc.bestWrite != nil {
+		bestAt = fc.bestWrite.local
+	}
+	advance := func(until int64) {
+		moved := false
+		for p < len(wret) && h.Ops[wret[p]].Return < until {
 			if f := h.Ops[wret[p]].Fence; bestAt < 0 || f > best {
-				best, bestAt = f, wret[p]
+				best, bestAt, moved = f, wret[p], true
 			}
 			p++
 		}
+		if moved {
+			for f := range seen {
+				if f <= best {
+					delete(seen, f)
+				}
+			}
+		}
+	}
+	for _, w := range writes {
+		op := &h.Ops[w]
+		advance(op.Call)
 		flagged := false
 		if bestAt >= 0 && op.Fence <= best {
-			add(KindFenceNotIncreasing, bestAt, w, false, "%s: write with fence %d accepted after a write with fence %d", k.name, op.Fence, best)
+			add(KindFenceNotIncreasing, local(bestAt), w, false, "%s: write with fence %d accepted after a write with fence %d", k.name, op.Fence, best)
 			flagged = true
 			backwards[w] = true
 		}
 		if first, dup := seen[op.Fence]; dup && !flagged {
-			add(KindFenceNotIncreasing, first, w, false, "%s: two writes with fence %d accepted", k.name, op.Fence)
+			add(KindFenceNotIncreasing, local(first), w, false, "%s: two writes with fence %d accepted", k.name, op.Fence)
 		} else if !dup {
 			seen[op.Fence] = w
 		}
 	}
+	if cc.cut != never {
+		advance(cc.cut)
+		fc.bestW, fc.bestWrite, fc.open, fc.seen = best, nil, nil, make(map[int64]*anchor, len(seen))
+		if bestAt >= 0 {
+			fc.bestWrite = cc.anchorOf(h, bestAt)
+		}
+		for _, w := range wret[p:] {
+			fc.open = append(fc.open, cc.anchorOf(h, w))
+		}
+		for f, w := range seen {
+			fc.seen[f] = cc.anchorOf(h, w)
+		}
+	}
 
-	// accepted writes against fences handed out before them
+	// accepted writes against fences handed out before them (every
+	// acquire of an earlier chunk returned before this chunk's writes)
 	aret := byReturn(h, acquires)
-	best, bestAt, p = 0, -1, 0
-	for _, w := range writes {
-		op := &h.Ops[w]
-		for p < len(aret) && h.Ops[aret[p]].Return < op.Call {
+	best, bestAt, p = fc.bestA, -1, 0
+	if fc.bestAcquire != nil {
+		bestAt = fc.bestAcquire.local
+	}
+	advanceA := func(until int64) {
+		for p < len(aret) && h.Ops[aret[p]].Return < until {
 			if f := h.Ops[aret[p]].Fence; bestAt < 0 || f > best {
 				best, bestAt = f, aret[p]
 			}
 			p++
 		}
+	}
+	for _, w := range writes {
+		op := &h.Ops[w]
+		advanceA(op.Call)
 		if bestAt >= 0 && op.Fence < best && !backwards[w] {
-			add(KindStaleWrite, bestAt, w, true, "%s: write with fence %d from worker %d accepted after fence %d went to worker %d (no write had shown it yet)",
+			add(KindStaleWrite, local(bestAt), w, true, "%s: write with fence %d from worker %d accepted after fence %d went to worker %d (no write had shown it yet)",
 				k.name, op.Fence, op.Worker, best, h.Ops[bestAt].Worker)
 		}
 	}
+	if cc.cut != never {
+		advanceA(cc.cut)
+		fc.bestA, fc.bestAcquire = best, nil
+		if bestAt >= 0 {
+			fc.bestAcquire = cc.anchorOf(h, bestAt)
+		}
+	}
 
-	// one fence, two acquires
-	handed := make(map[int64]int32, len(acquires))
+	// one fence, two acquires: every fence handed out is remembered, in
+	// a compact ref, for as long as the key is checked
+	if fc.handed == nil {
+		fc.handed = make(map[int64]ref, len(acquires))
+	}
 	for _, a := range acquires {
 		op := &h.Ops[a]
-		first, dup := handed[op.Fence]
+		first, dup := fc.handed[op.Fence]
 		if !dup {
-			handed[op.Fence] = a
+			fc.handed[op.Fence] = cc.refOf(h, a, 0)
 			continue
 		}
-		if loss.meets(h.Ops[first].Call, op.Return) {
+		if loss.meets(first.call, op.Return) {
 			add(KindDuplicateFence, first, a, true, "%s: fence %d handed to worker %d and again to worker %d after a fault rolled the counter back",
-				k.name, op.Fence, h.Ops[first].Worker, op.Worker)
+				k.name, op.Fence, first.worker, op.Worker)
 			continue
 		}
-		add(KindDuplicateFence, first, a, false, "%s: fence %d handed to worker %d and worker %d", k.name, op.Fence, h.Ops[first].Worker, op.Worker)
+		add(KindDuplicateFence, first, a, false, "%s: fence %d handed to worker %d and worker %d", k.name, op.Fence, first.worker, op.Worker)
 	}
+}
+
+// fenceCarry is what fenceChecks hands to a key's next chunk.
+type fenceCarry struct {
+	// bestWrite has the highest fence (bestW) of the accepted writes that
+	// returned before the cut; open are those that returned after it;
+	// seen are the accepted writes' fences above bestW.
+	bestW     int64
+	bestWrite *anchor
+	open      []*anchor
+	seen      map[int64]*anchor
+	// bestAcquire drew the highest fence (bestA) handed out.
+	bestA       int64
+	bestAcquire *anchor
+	// handed is every fence handed out, with the acquire that drew it.
+	handed map[int64]ref
 }

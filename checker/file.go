@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,21 +12,24 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// GroupOps is how many operations RunFile holds at once, give or take a
-// key: keys are independent locks, so a long history is checked a group
-// of keys at a time.
-const GroupOps = 1 << 18
+// GroupOps is how many operations RunFile holds at once, give or take
+// a segment: keys are independent locks, so a long history is checked a
+// group of keys at a time, and a key longer than that a chunk of its
+// operations at a time (groupCheck, keyCarry).
+const GroupOps = 1 << 17
 
 // groupOps is GroupOps; tests make it small.
 var groupOps = GroupOps
 
-// RunFile checks the history saved at path (history.json) with the
-// memory of a group of keys rather than of the whole history: a first
-// pass reads the file, learns what the checks need of the whole (its end,
-// whether it has fences, workers, counter writes) and spills each
-// operation to a temporary file of its key's group; each group is then
-// read back and checked in turn, and the results merged. A history of no
-// more than GroupOps operations is simply loaded and checked.
+// RunFile checks the history saved at path (history.json) in the memory
+// of GroupOps operations rather than of the whole history: a first pass
+// reads the file, learns what the checks need of the whole (its end,
+// whether it has fences, workers, counter writes, each key's longest
+// lease) and spills each operation to a temporary file of its key's
+// group; each group is then read back in call order and checked, a key
+// that grows past GroupOps a chunk at a time, and the results merged. A
+// history of no more than GroupOps operations is simply loaded and
+// checked.
 //
 // The options are OptionsFor the history, then adjust's (nil: none). It
 // returns the result and the history: whole when it was loaded, else its
@@ -52,7 +56,7 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 		return nil, nil, fmt.Errorf("check %s: %w", path, err)
 	}
 	defer os.RemoveAll(dir)
-	sp := spill{dir: dir, groups: max(2, (lines+groupOps-1)/groupOps), group: map[string]int{}}
+	sp := spill{dir: dir, groups: max(2, (lines+groupOps-1)/groupOps), group: map[string]int{}, maxTTL: map[string]int64{}}
 	var head *history.History
 	var sum summary
 	drawsFences := false
@@ -84,49 +88,59 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 	if opts, err = opts.ready(); err != nil {
 		return nil, nil, err
 	}
+	shown := &shownSpill{dir: dir, keys: map[string]*keyShown{}}
+	defer shown.close()
 	var all *part
 	for g := range sp.groups {
-		sub := &history.History{Meta: head.Meta, Faults: head.Faults}
-		idx, err := sp.read(g, sub)
+		gc := &groupCheck{ctx: ctx, opts: opts, sum: sum, head: head, limit: groupOps, maxTTL: sp.maxTTL,
+			carries: map[string]*keyCarry{}, acc: map[string]*keyAcc{}, shown: shown}
+		order := &callOrder{disorder: sp.disorder[g]}
+		pos := 0
+		err := sp.read(g, func(op *history.Op, i int32) {
+			order.push(pending{op: *op, idx: i, pos: pos}, gc.add)
+			pos++
+		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("check history: %w", err)
 		}
-		if len(sub.Ops) == 0 {
+		order.flush(gc.add)
+		gc.finish()
+		opts.failingPictureOnly = gc.opts.failingPictureOnly
+		if gc.all == nil {
 			continue
 		}
-		p := checkPart(ctx, sub, opts, sum)
-		p.renumber(idx)
-		// the picture of a history that passes is its first segments'
-		opts.failingPictureOnly = opts.failingPictureOnly || p.lin.pic != nil
 		if all == nil {
-			all = p
+			all = gc.all
 		} else {
-			all.merge(p)
+			all.merge(gc.all)
 		}
 		// The group's operations are garbage now: collected before the
 		// next group is read, the heap does not grow to twice a group's
 		// size (the collector's own pace) between groups.
-		sub, idx = nil, nil
+		gc = nil
 		runtime.GC()
 	}
 	opts.failingPictureOnly = false
-	return all.result(opts, sum), head, nil
+	all.keys = len(sp.group)
+	if err := shown.into(all); err != nil {
+		return nil, nil, fmt.Errorf("check history: %w", err)
+	}
+	res := all.result(opts, sum)
+	if err := resolveRefs(path, res); err != nil {
+		return nil, nil, fmt.Errorf("check history: %w", err)
+	}
+	return res, head, nil
 }
 
 // renumber turns the operation indices of a group's findings and holds
 // into the whole history's.
 func (p *part) renumber(idx []int32) {
-	hold := func(hd *Hold) {
-		hd.Acquire = int(idx[hd.Acquire])
-		if hd.Extend != 0 {
-			hd.Extend = int(idx[hd.Extend])
-		}
-	}
+	hold := func(hd *Hold) { renumberHold(hd, idx) }
 	list := func(fs *findings) {
 		for i := range fs.list {
 			f := &fs.list[i]
 			for j := range f.Ops {
-				f.Ops[j].Index = int(idx[f.Ops[j].Index])
+				f.Ops[j].Index = renumbered(f.Ops[j].Index, idx)
 			}
 			for j := range f.Holds {
 				hold(&f.Holds[j])
@@ -142,6 +156,23 @@ func (p *part) renumber(idx []int32) {
 	}
 }
 
+// renumbered is a chunk's operation index i in the whole history; a
+// negative one is global already (globalIndex).
+func renumbered(i int, idx []int32) int {
+	if i < 0 {
+		return -i - 1
+	}
+	return int(idx[i])
+}
+
+// renumberHold turns a hold's operation indices into the whole history's.
+func renumberHold(hd *Hold, idx []int32) {
+	hd.Acquire = renumbered(hd.Acquire, idx)
+	if hd.Extend != 0 {
+		hd.Extend = renumbered(hd.Extend, idx)
+	}
+}
+
 // spill writes operations to one temporary file per group of keys, a key
 // going to the group after the last one's on first sight, so that groups
 // get keys in turn.
@@ -153,6 +184,11 @@ type spill struct {
 	files  []*os.File
 	w      []*bufio.Writer
 	buf    []byte
+	// latest and disorder are, per group, the latest call so far and how
+	// far before it a later operation was called (callOrder).
+	latest, disorder []int64
+	// maxTTL is each key's longest lease (keyOps.maxTTL).
+	maxTTL map[string]int64
 }
 
 func (s *spill) path(g int) string { return filepath.Join(s.dir, fmt.Sprintf("group-%d", g)) }
@@ -167,6 +203,8 @@ func (s *spill) write(i int32, op *history.Op) error {
 			s.files = append(s.files, f)
 			s.count = append(s.count, 0)
 			s.w = append(s.w, bufio.NewWriterSize(f, 1<<16))
+			s.latest = append(s.latest, math.MinInt64)
+			s.disorder = append(s.disorder, 0)
 		}
 	}
 	g, ok := s.group[op.Key]
@@ -175,7 +213,12 @@ func (s *spill) write(i int32, op *history.Op) error {
 		s.group[op.Key] = g
 	}
 	s.count[g]++
-	s.buf = appendOp(s.buf[:0], i, op)
+	if s.latest[g] > op.Call {
+		s.disorder[g] = max(s.disorder[g], s.latest[g]-op.Call)
+	}
+	s.latest[g] = max(s.latest[g], op.Call)
+	s.maxTTL[op.Key] = maxTTLOf(s.maxTTL[op.Key], op)
+	s.buf = appendFramed(s.buf[:0], func(b []byte) []byte { return appendOp(b, i, op) })
 	_, err := s.w[g].Write(s.buf)
 	return err
 }
@@ -193,25 +236,22 @@ func (s *spill) close() error {
 	return first
 }
 
-// read loads group g's operations into h, returning each one's index in
-// the whole history.
-func (s *spill) read(g int, h *history.History) ([]int32, error) {
-	b, err := os.ReadFile(s.path(g))
+// read hands group g's operations to each in the order they were
+// written, reading the file a record at a time, and removes it.
+func (s *spill) read(g int, each func(op *history.Op, i int32)) error {
+	f, err := os.Open(s.path(g))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	os.Remove(s.path(g))
-	// sized once: growing slices of this size is slow (see history.Load)
-	idx := make([]int32, 0, s.count[g])
-	h.Ops = make([]history.Op, 0, s.count[g])
-	for len(b) > 0 {
+	defer os.Remove(s.path(g))
+	defer f.Close()
+	return readFramed(bufio.NewReaderSize(f, 1<<16), func(rec []byte) error {
 		var op history.Op
-		var i int32
-		if b, i, err = readOp(b, &op); err != nil {
-			return nil, fmt.Errorf("spilled operations: %w", err)
+		_, i, err := readOp(rec, &op)
+		if err != nil {
+			return fmt.Errorf("spilled operations: %w", err)
 		}
-		h.Ops = append(h.Ops, op)
-		idx = append(idx, i)
-	}
-	return idx, nil
+		each(&op, i)
+		return nil
+	})
 }

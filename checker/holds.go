@@ -22,11 +22,23 @@ type belief struct {
 // the client cannot know it worked.
 //
 // Beliefs are told apart by worker (by client when byClient), not by
-// token, so two workers handed the same token are two holders.
-func holdsOf(h *history.History, k *keyOps, end int64, byClient bool) []Hold {
+// token, so two workers handed the same token are two holders. Every
+// belief has ended at a chunk's cut; a holder's last acquire is carried.
+func holdsOf(h *history.History, k *keyOps, end int64, byClient bool, cc *chunkCtx) []Hold {
 	var holds []Hold
 	open := make(map[int]belief)
 	lastAcquire := make(map[int]int) // holder → index in h.Ops of its last acquire that may have taken the lock
+	for w, a := range cc.carry.lastAcquire {
+		lastAcquire[w] = int(a.local)
+	}
+	if cc.cut != never {
+		defer func() {
+			cc.carry.lastAcquire = make(map[int]*anchor, len(lastAcquire))
+			for w, i := range lastAcquire {
+				cc.carry.lastAcquire[w] = cc.anchorOf(h, int32(i))
+			}
+		}()
+	}
 	closeAt := func(w int, at int64, by string) {
 		o := open[w]
 		hd := &holds[o.at]

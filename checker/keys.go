@@ -25,14 +25,22 @@ type keyOps struct {
 	// maxTTL is the longest lease asked for on the key, in ns; never if
 	// some acquire or extend asked for no expiry.
 	maxTTL int64
+	// last is each worker's last acquire's token id, as the key's
+	// operations leave it (the next chunk's carry).
+	last map[int]int32
+	// prior are earlier chunks' latest unknown lock operations (the
+	// carry's), older how many earlier ones are left out.
+	prior []input
+	older int
 }
 
-// groupByKey splits the operations by key, each key's in call order, keys
-// sorted by name.
-func groupByKey(h *history.History) []*keyOps {
+// groupByKey splits the first own operations by key (those after are a
+// chunk's anchors: see keyCarry), each key's in call order, keys sorted
+// by name.
+func groupByKey(h *history.History, own int) []*keyOps {
 	byName := make(map[string]*keyOps)
 	var keys []*keyOps
-	for i := range h.Ops {
+	for i := range h.Ops[:own] {
 		name := h.Ops[i].Key
 		k := byName[name]
 		if k == nil {
@@ -74,8 +82,9 @@ func sortByCall(h *history.History, idx []int32) {
 	})
 }
 
-// prepare resolves tokens and builds the model inputs.
-func (k *keyOps) prepare(h *history.History) {
+// prepare resolves tokens and builds the model inputs; carry is what
+// earlier chunks of the key left (nil: none). It does not change carry.
+func (k *keyOps) prepare(h *history.History, carry *keyCarry) {
 	ids := map[string]int32{"": 0}
 	k.tokens = []string{""}
 	intern := func(t string) int32 {
@@ -88,6 +97,18 @@ func (k *keyOps) prepare(h *history.History) {
 		return id
 	}
 	last := make(map[int]int32) // worker → token of its last acquire
+	if carry != nil {
+		for w, t := range carry.lastToken {
+			last[w] = intern(t)
+		}
+		for _, a := range carry.unknown {
+			if in, ok := lockInput(&a.op, int(a.local), intern(a.token)); ok {
+				k.prior = append(k.prior, in)
+			}
+		}
+		k.older = carry.older
+	}
+	k.last = last
 	k.tok = make([]int32, len(k.ops))
 	k.lock = make([]input, 0, len(k.ops))
 	for j, i := range k.ops {
@@ -96,8 +117,8 @@ func (k *keyOps) prepare(h *history.History) {
 		switch op.Kind {
 		case history.Acquire:
 			name := op.Token
-			if name == "" {
-				name = "#" + strconv.Itoa(int(i))
+			if name == "" { // one of its own: no two acquires share a client and a call
+				name = "#" + strconv.Itoa(op.Client) + "@" + strconv.FormatInt(op.Call, 10)
 			}
 			t = intern(name)
 			last[op.Worker] = t
@@ -113,14 +134,7 @@ func (k *keyOps) prepare(h *history.History) {
 			}
 		}
 		k.tok[j] = t
-		if op.Kind == history.Acquire || op.Kind == history.Extend {
-			switch {
-			case op.TTLms <= 0 && op.Outcome != history.Fail:
-				k.maxTTL = never
-			case k.maxTTL != never:
-				k.maxTTL = max(k.maxTTL, op.TTLms*1e6)
-			}
-		}
+		k.maxTTL = maxTTLOf(k.maxTTL, op)
 		if in, ok := lockInput(op, int(i), t); ok {
 			k.lock = append(k.lock, in)
 		}
@@ -128,6 +142,23 @@ func (k *keyOps) prepare(h *history.History) {
 			k.fence = append(k.fence, in)
 		}
 	}
+	if carry != nil && carry.hasMaxTTL {
+		k.maxTTL = carry.maxTTL
+	}
+}
+
+// maxTTLOf folds one operation into a key's longest lease (keyOps.maxTTL).
+func maxTTLOf(cur int64, op *history.Op) int64 {
+	if op.Kind != history.Acquire && op.Kind != history.Extend {
+		return cur
+	}
+	switch {
+	case op.TTLms <= 0 && op.Outcome != history.Fail:
+		return never
+	case cur != never:
+		return max(cur, op.TTLms*1e6)
+	}
+	return cur
 }
 
 // validate reports the first operation the checker cannot interpret.

@@ -52,6 +52,7 @@ func newLinChecker(h *history.History, keys []*keyOps, segs []segment, m *model,
 	c := &linChecker{h: h, keys: keys, segs: segs, m: m, pm: m.porcupineModel(), deadline: deadline}
 	c.unknown = make([][]input, len(keys))
 	for ki, k := range keys {
+		c.unknown[ki] = append(c.unknown[ki], k.prior...)
 		for _, in := range k.lock {
 			if in.out == outUnknown {
 				c.unknown[ki] = append(c.unknown[ki], in)
@@ -136,7 +137,7 @@ func (c *linChecker) lock(g *greedy, si int) partVerdict {
 		extra := earlier[len(earlier)-n:]
 		begin := lockBegin(ops, extra)
 		v.res, v.shown = c.decide(g, &begin, extra, ops, c.label(seg, false))
-		v.extra, v.older = extra, len(earlier)-n
+		v.extra, v.older = extra, c.keys[seg.key].older+len(earlier)-n
 		if v.res != porcupine.Illegal || n == len(earlier) {
 			break
 		}
@@ -147,6 +148,30 @@ func (c *linChecker) lock(g *greedy, si int) partVerdict {
 		v.res = porcupine.Unknown
 	}
 	return v
+}
+
+// carryUnknown leaves the key's latest unknown lock operations, with
+// their tokens, to its next chunk: a failing segment is checked again
+// with at most the last carrySteps of them, and counts the rest.
+func carryUnknown(h *history.History, k *keyOps, cc *chunkCtx) {
+	if cc.cut == never {
+		return
+	}
+	keep := carrySteps[len(carrySteps)-1]
+	var all []*anchor
+	all = append(all, cc.carry.unknown...)
+	for _, in := range k.lock {
+		if in.out == outUnknown {
+			a := cc.anchorOf(h, in.op)
+			a.token = k.tokens[in.token]
+			all = append(all, a)
+		}
+	}
+	if drop := len(all) - keep; drop > 0 {
+		cc.carry.older += drop
+		all = all[drop:]
+	}
+	cc.carry.unknown = all
 }
 
 // earlierUnknown are the key's unknown operations called before t.

@@ -163,18 +163,37 @@ func (s *segmenter) add(in *input) {
 	}
 }
 
-// segments cuts key k (index ki) into independent segments.
-func segments(h *history.History, k *keyOps, ki int, loss, counterLoss lossWindows, tol int64) []segment {
+// segments cuts key k (index ki) into independent segments. A chunk of
+// the key starts at a cut, with the fence counter there from cc's carry.
+func segments(h *history.History, k *keyOps, ki int, loss, counterLoss lossWindows, tol int64, cc *chunkCtx) []segment {
+	carry := cc.carry
+	if !carry.segStarted {
+		carry.segFence, carry.segLastFence, carry.segStarted = math.MinInt64, math.MinInt64, true
+	}
+	if cc.cut != never {
+		// every fence input of the chunk was called before the next
+		// chunk's cut
+		defer func() {
+			for _, in := range k.fence {
+				if in.val > carry.segFence {
+					carry.segFence, carry.segLastFence = in.val, in.call
+				}
+			}
+		}()
+	}
 	if len(k.lock) == 0 && len(k.fence) == 0 {
 		return nil
 	}
 	s := &segmenter{h: h, k: k, tol: tol, maxRet: math.MinInt64, liveUntil: math.MinInt64, current: make(map[int32]int64), acquired: make(map[int32]int64)}
 	s.noCut = widen(loss, satAdd(k.maxTTL, tol))
 	var out []segment
-	cur := segment{key: int32(ki), fence: math.MinInt64}
-	fi := 0                           // next fence input
-	lastFence := int64(math.MinInt64) // call of the acquire that drew cur.fence
-	fence := int64(math.MinInt64)
+	fi := 0                         // next fence input
+	lastFence := carry.segLastFence // call of the acquire that drew cur.fence
+	fence := carry.segFence
+	cur := segment{key: int32(ki), fence: fence}
+	if fence != math.MinInt64 {
+		cur.fenceLost = counterLoss.meets(lastFence, firstCall(k))
+	}
 	for i := range k.lock {
 		in := &k.lock[i]
 		if i > int(cur.lo) && s.free(in.call) {
@@ -189,9 +208,27 @@ func segments(h *history.History, k *keyOps, ki int, loss, counterLoss lossWindo
 			out = append(out, cur)
 			cur = segment{key: int32(ki), lo: int32(i), flo: int32(fi), fence: fence,
 				fenceLost: fence != math.MinInt64 && counterLoss.meets(lastFence, in.call)}
+			// Tokens acquired before a cut are dead: forgetting them keeps
+			// the segmenter's memory to a segment's (a late release of one
+			// then kills nothing, and an extend that revived one keeps it
+			// until its lease certainly ended: a later cut, never a wrong
+			// one).
+			clear(s.acquired)
 		}
 		s.add(in)
 	}
 	cur.hi, cur.fhi = int32(len(k.lock)), int32(len(k.fence))
 	return append(out, cur)
+}
+
+// firstCall is the call of the key's first lock or fence input.
+func firstCall(k *keyOps) int64 {
+	c := int64(math.MaxInt64)
+	if len(k.lock) > 0 {
+		c = k.lock[0].call
+	}
+	if len(k.fence) > 0 {
+		c = min(c, k.fence[0].call)
+	}
+	return c
 }

@@ -32,42 +32,67 @@ func (p *part) firstFindings() map[string]int64 {
 	return first
 }
 
-// shownHolds keeps up to ShownHolds of one key's holds: those around the
-// first hold that ends at or after at, when the key has a finding (found),
-// else the first ones.
+// shownHolds keeps up to ShownHolds of one key's holds, in start order:
+// those around the first hold that ends at or after at, when the key has
+// a finding (found), else the first ones.
 func shownHolds(holds []Hold, at int64, found bool) []Hold {
+	sortHolds(holds)
 	if len(holds) <= ShownHolds {
 		return holds
 	}
-	sort.Slice(holds, func(i, j int) bool { return holds[i].Start < holds[j].Start })
 	first := 0
 	if found {
-		first = sort.Search(len(holds), func(i int) bool { return holds[i].End >= at })
+		first = len(holds)
+		for i := range holds {
+			if holds[i].End >= at {
+				first = i
+				break
+			}
+		}
 	}
-	lo := max(0, min(first-ShownHolds/2, len(holds)-ShownHolds))
+	lo := shownFrom(first, len(holds))
 	return append([]Hold(nil), holds[lo:lo+ShownHolds]...)
 }
 
-// shownWrites are key k's resource writes called within the span of its
-// shown holds (all of them when it has no holds, up to ShownHolds).
-func shownWrites(h *history.History, k *keyOps, holds []Hold) []history.Op {
-	from, to := int64(0), int64(never)
-	if len(holds) > 0 {
-		from, to = holds[0].Start, holds[0].End
-		for _, hd := range holds {
-			from, to = min(from, hd.Start), max(to, hd.End)
-		}
-	}
+// shownFrom is where the ShownHolds shown of n holds start, around
+// the first.
+func shownFrom(first, n int) int {
+	return max(0, min(first-ShownHolds/2, n-ShownHolds))
+}
+
+// sortHolds orders holds by start, keeping the order they were found in
+// on ties.
+func sortHolds(holds []Hold) {
+	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Start < holds[j].Start })
+}
+
+// shownWrites are key k's resource writes called within the span of the
+// holds (all of them when there are none, up to limit; limit < 0: no
+// limit).
+func shownWrites(h *history.History, k *keyOps, holds []Hold, limit int) []history.Op {
+	from, to := holdSpan(holds)
 	var out []history.Op
 	for _, i := range k.ops {
 		op := &h.Ops[i]
 		if op.Kind != history.Write || op.Call < from || op.Call > to {
 			continue
 		}
-		if len(holds) == 0 && len(out) >= ShownHolds {
+		if len(holds) == 0 && limit >= 0 && len(out) >= limit {
 			break
 		}
 		out = append(out, *op)
 	}
 	return out
+}
+
+// holdSpan is the span of the holds: everything when there are none.
+func holdSpan(holds []Hold) (from, to int64) {
+	from, to = 0, never
+	if len(holds) > 0 {
+		from, to = holds[0].Start, holds[0].End
+		for _, hd := range holds {
+			from, to = min(from, hd.Start), max(to, hd.End)
+		}
+	}
+	return from, to
 }

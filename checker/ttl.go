@@ -35,11 +35,15 @@ func noExpiry(h *history.History, k *keyOps, faults faultIndex, out *findings) {
 // in a loss window (or within the longest lease after one) are not judged:
 // a failover or clock fault may keep a rolled-back lease. One finding per
 // stretch, until the key is acquired again.
-func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults faultIndex, out *findings) {
+func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults faultIndex, out *findings, cc *chunkCtx) {
+	sc := &cc.carry.stuck
 	n := len(k.ops)
 	calls := make([]int64, n)
 	latest := make([]int64, n) // prefix max of possible lease ends
 	run := int64(-1 << 62)
+	if sc.started {
+		run = sc.run
+	}
 	for j, i := range k.ops {
 		op := &h.Ops[i]
 		calls[j] = op.Call
@@ -52,7 +56,7 @@ func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults
 		}
 		latest[j] = run
 	}
-	var cur *Finding
+	cur := sc.cur
 	flush := func() {
 		if cur != nil {
 			out.add(*cur)
@@ -90,5 +94,25 @@ func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults
 			k.name, float64(cur.End-cur.Start)/1e9, len(cur.Ops))
 		cur.Faults = faults.during(cur.Start, cur.End)
 	}
-	flush()
+	if cc.cut == never {
+		flush()
+		return
+	}
+	// the stretch goes on into the next chunk: its operations by global index
+	sc.run, sc.started, sc.cur = run, true, cur
+	if cur != nil {
+		for j := range cur.Ops {
+			if r := &cur.Ops[j]; r.Index >= 0 {
+				r.Index = globalIndex(cc.global(int32(r.Index)))
+			}
+		}
+	}
+}
+
+// stuckCarry is what stuck hands to a key's next chunk: the latest lease
+// end any operation could have set, and the stretch it is in.
+type stuckCarry struct {
+	run     int64
+	started bool
+	cur     *Finding
 }
