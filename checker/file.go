@@ -195,22 +195,25 @@ func (s *spill) path(g int) string { return filepath.Join(s.dir, fmt.Sprintf("gr
 
 func (s *spill) write(i int32, op *history.Op) error {
 	if s.files == nil {
-		for g := range s.groups {
-			f, err := os.Create(s.path(g))
-			if err != nil {
-				return err
-			}
-			s.files = append(s.files, f)
-			s.count = append(s.count, 0)
-			s.w = append(s.w, bufio.NewWriterSize(f, 1<<16))
-			s.latest = append(s.latest, math.MinInt64)
-			s.disorder = append(s.disorder, 0)
+		s.files, s.w = make([]*os.File, s.groups), make([]*bufio.Writer, s.groups)
+		s.count, s.latest, s.disorder = make([]int, s.groups), make([]int64, s.groups), make([]int64, s.groups)
+		for g := range s.latest {
+			s.latest[g] = math.MinInt64
 		}
 	}
 	g, ok := s.group[op.Key]
 	if !ok {
 		g = len(s.group) % s.groups
 		s.group[op.Key] = g
+	}
+	// a group's file is made when its first key comes: a history of a few
+	// busy keys uses a few of its groups
+	if s.files[g] == nil {
+		f, err := os.Create(s.path(g))
+		if err != nil {
+			return err
+		}
+		s.files[g], s.w[g] = f, bufio.NewWriterSize(f, 1<<16)
 	}
 	s.count[g]++
 	if s.latest[g] > op.Call {
@@ -226,6 +229,9 @@ func (s *spill) write(i int32, op *history.Op) error {
 func (s *spill) close() error {
 	var first error
 	for g, f := range s.files {
+		if f == nil {
+			continue
+		}
 		if err := s.w[g].Flush(); err != nil && first == nil {
 			first = err
 		}
@@ -239,6 +245,9 @@ func (s *spill) close() error {
 // read hands group g's operations to each in the order they were
 // written, reading the file a record at a time, and removes it.
 func (s *spill) read(g int, each func(op *history.Op, i int32)) error {
+	if s.files[g] == nil {
+		return nil
+	}
 	f, err := os.Open(s.path(g))
 	if err != nil {
 		return err

@@ -56,22 +56,29 @@ func TestRunFileAgreesWithRun(t *testing.T) {
 		if want.Verdict == Violated {
 			violated++
 		}
-		if got.Verdict != want.Verdict || got.Ops != want.Ops || got.Keys != want.Keys || got.Segments != want.Segments {
-			t.Fatalf("seed %d: from the file %s (%d ops, %d keys, %d segments), whole %s (%d, %d, %d)", seed,
-				got.Summary, got.Ops, got.Keys, got.Segments, want.Summary, want.Ops, want.Keys, want.Segments)
-		}
-		for _, w := range want.Checks {
-			g, _ := got.Check(w.Name)
-			if g.Status != w.Status || g.Count != w.Count || !reflect.DeepEqual(findingSet(g.Findings), findingSet(w.Findings)) {
-				t.Fatalf("seed %d, %s: from the file %s %d %v\nwhole %s %d %v", seed, w.Name, g.Status, g.Count, findingSet(g.Findings), w.Status, w.Count, findingSet(w.Findings))
-			}
-		}
+		sameChecks(t, seed, got, want)
 		if !reflect.DeepEqual(holdSet(got.Holds), holdSet(want.Holds)) || len(got.Writes) != len(want.Writes) {
 			t.Fatalf("seed %d: holds or writes differ:\n%v\n%v", seed, holdSet(got.Holds), holdSet(want.Holds))
 		}
 	}
 	if violated < 10 {
 		t.Fatalf("%d of 30 histories violated: too few to compare findings", violated)
+	}
+}
+
+// sameChecks fails t unless got has want's verdict, counts, and every
+// check's status, count and findings.
+func sameChecks(t *testing.T, seed uint64, got, want *Result) {
+	t.Helper()
+	if got.Verdict != want.Verdict || got.Ops != want.Ops || got.Keys != want.Keys || got.Segments != want.Segments {
+		t.Fatalf("seed %d: from the file %s (%d ops, %d keys, %d segments), whole %s (%d, %d, %d)", seed,
+			got.Summary, got.Ops, got.Keys, got.Segments, want.Summary, want.Ops, want.Keys, want.Segments)
+	}
+	for _, w := range want.Checks {
+		g, _ := got.Check(w.Name)
+		if g.Status != w.Status || g.Count != w.Count || !reflect.DeepEqual(findingSet(g.Findings), findingSet(w.Findings)) {
+			t.Fatalf("seed %d, %s: from the file %s %d %v\nwhole %s %d %v", seed, w.Name, g.Status, g.Count, findingSet(g.Findings), w.Status, w.Count, findingSet(w.Findings))
+		}
 	}
 }
 
@@ -176,16 +183,7 @@ func TestRunFileChunksAKey(t *testing.T) {
 		if want.Verdict == Violated {
 			violated++
 		}
-		if got.Verdict != want.Verdict || got.Ops != want.Ops || got.Keys != want.Keys || got.Segments != want.Segments {
-			t.Fatalf("seed %d: from the file %s (%d ops, %d keys, %d segments), whole %s (%d, %d, %d)", seed,
-				got.Summary, got.Ops, got.Keys, got.Segments, want.Summary, want.Ops, want.Keys, want.Segments)
-		}
-		for _, w := range want.Checks {
-			g, _ := got.Check(w.Name)
-			if g.Status != w.Status || g.Count != w.Count || !reflect.DeepEqual(findingSet(g.Findings), findingSet(w.Findings)) {
-				t.Fatalf("seed %d, %s: from the file %s %d %v\nwhole %s %d %v", seed, w.Name, g.Status, g.Count, findingSet(g.Findings), w.Status, w.Count, findingSet(w.Findings))
-			}
-		}
+		sameChecks(t, seed, got, want)
 		if !reflect.DeepEqual(holdSet(got.Holds), holdSet(want.Holds)) || !reflect.DeepEqual(got.HeldTotal, want.HeldTotal) || len(got.Writes) != len(want.Writes) {
 			t.Fatalf("seed %d: holds or writes differ (%d/%d holds of %v/%v, %d/%d writes)", seed, len(got.Holds), len(want.Holds), got.HeldTotal, want.HeldTotal, len(got.Writes), len(want.Writes))
 		}

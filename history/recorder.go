@@ -21,6 +21,8 @@ type Recorder struct {
 	// the latest TailOps; total counts every operation recorded.
 	streamed bool
 	total    int
+	// closed: the stream was closed, and the ring dropped with it.
+	closed bool
 	// inflight holds the call instant of each client's operation that
 	// began (Begin) and is not recorded yet.
 	inflight map[int]int64
@@ -87,6 +89,7 @@ func (r *Recorder) NewClient() int {
 func (r *Recorder) Add(op Op) {
 	r.mu.Lock()
 	switch {
+	case r.closed:
 	case !r.streamed:
 		r.ops = append(r.ops, op)
 	case len(r.ops) < TailOps:

@@ -82,11 +82,16 @@ func (r *Recorder) flushLoop(s *stream) {
 }
 
 // CloseStream flushes the stream and closes its file; it returns the
-// first error the stream met.
+// first error the stream met. The recorder's ring of latest operations
+// goes with it: what comes next (history.json, the check) reads the
+// stream, and a full-speed run's ring is tens of MiB.
 func (r *Recorder) CloseStream() error {
 	r.mu.Lock()
 	s := r.stream
 	r.stream = nil
+	if s != nil {
+		r.ops, r.closed = nil, true
+	}
 	r.mu.Unlock()
 	if s == nil {
 		return nil
