@@ -149,7 +149,14 @@ const detection = time.Second
 
 // start brings up a topology of kind and logs its start-up time.
 func (b *bench) start(ctx context.Context, kind topology.Kind) (*topology.Topology, error) {
-	t, err := topology.Start(ctx, b.eng, b.build, b.image, kind, topology.Options{DownAfter: detection, NodeTimeout: detection})
+	return b.startWith(ctx, kind, topology.Options{})
+}
+
+// startWith is start with options of its own (the detection settings are
+// bench's).
+func (b *bench) startWith(ctx context.Context, kind topology.Kind, opts topology.Options) (*topology.Topology, error) {
+	opts.DownAfter, opts.NodeTimeout = detection, detection
+	t, err := topology.Start(ctx, b.eng, b.build, b.image, kind, opts)
 	if err != nil {
 		return nil, err
 	}

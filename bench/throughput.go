@@ -43,8 +43,14 @@ func (b *bench) throughputSection(ctx context.Context) error {
 		return err
 	}
 	defer b.stop(ctx, t)
+	// the same node kind behind the network faults' proxy, no fault on
+	tp, err := b.startWith(ctx, topology.Standalone, topology.Options{ProxyClients: true})
+	if err != nil {
+		return err
+	}
+	defer b.stop(ctx, tp)
 	node := t.Servers()[0]
-	var rates, refs, hostRefs []float64
+	var rates, refs, hostRefs, proxied []float64
 	var errs []error
 	var allOps, lockOps int
 	for i := range b.cfg.runs {
@@ -59,6 +65,13 @@ func (b *bench) throughputSection(ctx context.Context) error {
 			rates = append(rates, rate)
 			allOps, lockOps = allOps+len(h.Ops), lockOps+n
 			b.log.Info("workload throughput", "run", i+1, "lock_ops", n, "ops_per_s", int(rate))
+		}
+		if h, err := opBound(b.cfg, int64(i+1), b.cfg.tpDuration, history.NewRecorder()).Run(ctx, lockclient.ConfigFor(tp)); err != nil {
+			errs = append(errs, fmt.Errorf("workload through the proxy: %w", err))
+		} else {
+			_, rate := lockRate(h)
+			proxied = append(proxied, rate)
+			b.log.Info("workload throughput through the proxy", "run", i+1, "ops_per_s", int(rate))
 		}
 		rps, err := b.valkeyBenchmark(ctx, node)
 		if err != nil {
@@ -99,6 +112,10 @@ func (b *bench) throughputSection(ctx context.Context) error {
 	b.add(Row{Name: "workload throughput, against the same path (lock operations with history recording)", Unit: "ops/s", section: secThroughput,
 		Reference: fmt.Sprintf("valkey-benchmark SET, %d clients, on the harness's clients' path (its ceiling)", b.cfg.clients),
 		Value:     num(median(rates)), ReferenceValue: num(median(hostRefs)), Runs: len(rates), Note: strings.Join(hostNotes, "; ")}.withRatio())
+	b.add(Row{Name: "workload throughput through the network faults' proxy, no fault on (lock operations with history recording)", Unit: "ops/s", section: secThroughput,
+		Reference: "the same workload, clients dialing the node directly (" + t.ClientPath() + ")",
+		Value:     num(median(proxied)), ReferenceValue: num(median(rates)), Runs: len(proxied),
+		Note: fmtValues(proxied, "ops/s") + "; a standalone topology with topology.Options.ProxyClients (what a run naming latency, blackhole-primary or reset-connections gets), run after the direct one in each round"}.withRatio())
 	return errors.Join(errs...)
 }
 

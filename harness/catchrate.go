@@ -15,6 +15,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -63,8 +64,15 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 			}
 		}
 	}()
+	// a mutant caught through a network fault needs its clients' links
+	// proxied; the lanes are shared, so every case then runs through
+	// proxies
+	proxy := false
+	for _, mc := range c.Cases {
+		proxy = proxy || fault.NeedsClientProxy(mc.Scenario.Faults)
+	}
 	for range lanes {
-		t, err := Start(ctx, eng, c.Build, c.Sources, topology.Standalone, topology.Options{}, c.Log)
+		t, err := Start(ctx, eng, c.Build, c.Sources, topology.Standalone, topology.Options{ProxyClients: proxy}, c.Log)
 		if err != nil {
 			return nil, err
 		}

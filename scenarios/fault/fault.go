@@ -69,7 +69,7 @@ func (e Env) openWindow(name string, target *topology.Node, detail string) (int,
 
 // faultTable is every fault a Scenario can name, in a fixed order.
 var faultTable = []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient,
-	Latency, BlackholePrimary, ResetConnections}
+	Latency, BlackholePrimary, ResetConnections, SlowReplication, PartitionSentinels}
 
 // Faults lists every fault by name, in a fixed order.
 func Faults() []Fault { return slices.Clone(faultTable) }

@@ -30,9 +30,7 @@ func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
 	var cuts []cut
 	for _, n := range env.Topo.Servers() {
 		if r, err := n.Role(ctx); err == nil && r == topology.RolePrimary {
-			for _, r := range replicasOf(ctx, env.Topo, n) {
-				cuts = append(cuts, cut{replica: r, primary: n})
-			}
+			cuts = append(cuts, cutsOf(ctx, env.Topo, n)...)
 		}
 	}
 	replicas := cutAll(ctx, cuts)
@@ -160,10 +158,16 @@ func (f partitionPrimary) Inject(ctx context.Context, env Env) error {
 	if err := old.Partition(ctx, topology.FromPeers); err != nil {
 		return err
 	}
+	return holdThenHeal(ctx, env, old, stall)
+}
+
+// holdThenHeal keeps node n's partition for stall, heals it (also when ctx
+// ends) and waits until the key has a writable primary again.
+func holdThenHeal(ctx context.Context, env Env, n *topology.Node, stall time.Duration) error {
 	serr := pace.Hold(ctx, stall)
 	cctx, cancel := cleanup(ctx)
 	defer cancel()
-	if err := old.Heal(cctx); err != nil {
+	if err := n.Heal(cctx); err != nil {
 		return err
 	}
 	if serr != nil {
@@ -204,6 +208,15 @@ func awaitRole(ctx context.Context, n *topology.Node, want topology.Role, limit 
 
 // cut is one replication link to stop.
 type cut struct{ replica, primary *topology.Node }
+
+// cutsOf are the links from primary to each of its replicas.
+func cutsOf(ctx context.Context, t *topology.Topology, primary *topology.Node) []cut {
+	var cuts []cut
+	for _, r := range replicasOf(ctx, t, primary) {
+		cuts = append(cuts, cut{replica: r, primary: primary})
+	}
+	return cuts
+}
 
 // cutAll stops every link at once (each cut is a command run in the
 // replica's container, about 0.1 s) and returns the replicas cut off.

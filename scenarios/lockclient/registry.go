@@ -71,6 +71,7 @@ var registry = map[string]kindSpec{
 	"mutant-extend-blind":         cmdKind([]Capability{CapDELIFEQ}, false, fixed(setNX, extendBlind, releaseDELIFEQ)),
 	"mutant-extend-ignores-reply": cmdKind(nativeNeeds, false, fixed(setNX, ignoreReply(extendIFEQ), releaseDELIFEQ)),
 	"mutant-shared-token":         {needs: nativeNeeds, build: newSharedTokenClient},
+	"mutant-timeout-held":         cmdKind(nativeNeeds, false, fixed(timeoutHeld(setNX), extendIFEQ, releaseDELIFEQ)),
 
 	"redsync":    {needs: luaNeeds, library: true, build: newRedsync},
 	"redislock":  {needs: luaNeeds, library: true, build: newRedislock},

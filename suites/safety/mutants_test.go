@@ -216,3 +216,31 @@ var _ = Describe("mutant-fence-outside, scripted", func() {
 			expectCaught(r, checker.Fence, caught, checker.KindWriteOverHolder)
 		})
 })
+
+// mutant-timeout-held needs an acquire that gets no reply: the primary's
+// client links swallow every byte (the blackhole-primary fault's
+// mechanism) while another worker holds the lock, so the acquire times out
+// without having taken the lock. The mutant takes the timeout for success;
+// the correct client records an unknown outcome and holds nothing.
+var _ = Describe("mutant clients, scripted on a broken link", func() {
+	mutantAndControl("mutant-timeout-held", "native", checker.DoubleHolder,
+		"an acquire that timed out while another worker held the lock is taken for one that succeeded",
+		func(ctx SpecContext, client string, caught bool) {
+			s := script(ctx, topology.Standalone, topology.Options{ProxyClients: true}, []string{client, client}, nil)
+			held := ok(s.Acquire(ctx, 1, key, 30*time.Second), "worker 1's acquire")
+			p, err := s.Topo.Primary(ctx, key)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(p.BlackholeLinks()).To(Succeed())
+			DeferCleanup(p.HealLinks)
+			a := s.Acquire(ctx, 0, key, 30*time.Second)
+			Expect(p.HealLinks()).To(Succeed())
+			if caught {
+				Expect(a.Outcome).To(Equal(history.OK), "the mutant reports its timed-out acquire as done")
+			} else {
+				Expect(a.Outcome).To(Equal(history.Unknown), "the acquire got no reply: its outcome is unknown")
+			}
+			s.Release(ctx, 1, key, held.Token)
+			_, r := judge(ctx, s)
+			expectCaught(r, checker.DoubleHolder, caught, "")
+		})
+})
