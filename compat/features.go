@@ -40,8 +40,12 @@ var expected = map[string]Features{
 	"valkey-9.0":    {IFEQ: true, DELIFEQ: true, WAITAOF: true, CompatVersion: true},
 	"valkey-9.1":    {IFEQ: true, DELIFEQ: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true},
 	"valkey-9.2-rc": {IFEQ: true, DELIFEQ: true, DELEX: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true},
-	"redis-7.0":     {},
-	"redis-8.6":     {IFEQ: true, IFEQWithNX: true, DELEX: true, WAITAOF: true},
+	// 9.2 GA, from its release notes: what the release candidate has
+	// (DELEX with an IFEQ/IFNE condition); not observed here (no image
+	// offline), so no cell has confirmed it yet.
+	"valkey-9.2": {IFEQ: true, DELIFEQ: true, DELEX: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true},
+	"redis-7.0":  {},
+	"redis-8.6":  {IFEQ: true, IFEQWithNX: true, DELEX: true, WAITAOF: true},
 }
 
 // Expected returns a build's row; a build not in the table (a user's own

@@ -121,12 +121,17 @@ func MutantCases() []MutantCase {
 		},
 		{
 			// Latency on the primary's client links (5 s, from 3-5.5 s
-			// in) makes round trips about as long as the call timeout, so
-			// half the calls time out; four clients on one key make most
-			// timed-out acquires ones that found the key held.
+			// in) makes round trips about as long as the call timeout (1
+			// s), so half the calls time out; four clients on one key
+			// make most timed-out acquires ones that found the key held.
+			// The lease is three call timeouts: the mutant believes it
+			// holds from its timeout to the lease's end, while another
+			// does (with a lease of one call timeout the belief would end
+			// as it starts, and only its late writes would show, as lost
+			// increments).
 			Client: "mutant-timeout-held", Breaks: "double_holder", Control: "native",
 			Why: "an acquire that got no reply in time is taken for one that succeeded, while another client holds the lock",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second, Faults: []string{"latency"},
+			Scenario: Scenario{Clients: 4, Keys: 1, TTL: 3 * time.Second, Duration: 12 * time.Second, Faults: []string{"latency"},
 				WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 		},
 		stalledExtendCase("mutant-extend-blind", "linearizability",

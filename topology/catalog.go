@@ -68,7 +68,7 @@ func (b Build) VersionMatches(reported string) bool {
 
 // catalog holds every build lockcheck knows. Adding a build is one entry.
 var catalog = []Build{
-	{Name: "valkey-8.0", Family: Valkey, Version: "8.0", Official: "valkey/valkey:8.0",
+	{Name: "valkey-8.0", Family: Valkey, Version: "8.0", Official: "valkey/valkey:8.0.12",
 		Debian: &Debian{Suite: "bookworm", Pocket: "bookworm-backports", Package: "valkey-server", Upstream: "8.0.1"}},
 	{Name: "valkey-8.1", Family: Valkey, Version: "8.1", Official: "valkey/valkey:8.1.11",
 		Debian: &Debian{Suite: "trixie", Package: "valkey-server", Upstream: "8.1.1"}},
@@ -76,6 +76,7 @@ var catalog = []Build{
 	{Name: "valkey-9.1", Family: Valkey, Version: "9.1", Official: "valkey/valkey:9.1.3",
 		Debian: &Debian{Suite: "sid", Package: "valkey-server", Upstream: "9.1.2"}},
 	{Name: "valkey-9.2-rc", Family: Valkey, Version: "9.2|9.1.24*", Official: "valkey/valkey:9.2.0-rc2"},
+	{Name: "valkey-9.2", Family: Valkey, Version: "9.2", Official: "valkey/valkey:9.2.1"},
 	{Name: "redis-7.0", Family: Redis, Version: "7.0", Official: "redis:7.0",
 		Debian: &Debian{Suite: "bookworm", Package: "redis-server", Upstream: "7.0.15"}},
 	{Name: "redis-8.6", Family: Redis, Version: "8.6", Official: "redis:8.6",

@@ -6,7 +6,7 @@ import (
 )
 
 func TestCatalogNamesAreUniqueAndComplete(t *testing.T) {
-	want := []string{"valkey-8.0", "valkey-8.1", "valkey-9.0", "valkey-9.1", "valkey-9.2-rc", "redis-7.0", "redis-8.6"}
+	want := []string{"valkey-8.0", "valkey-8.1", "valkey-9.0", "valkey-9.1", "valkey-9.2-rc", "valkey-9.2", "redis-7.0", "redis-8.6"}
 	got := BuildNames()
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("builds = %v, want %v", got, want)
@@ -56,6 +56,8 @@ func TestVersionMatches(t *testing.T) {
 		{"valkey-9.2-rc", "9.2.0", true},
 		{"valkey-9.2-rc", "9.1.242", true},
 		{"valkey-9.2-rc", "9.1.2", false},
+		{"valkey-9.2", "9.2.1", true},
+		{"valkey-9.2", "9.1.242", false},
 		{"redis-7.0", "7.0.15", true},
 		{"redis-7.0", "7.2.4", false},
 	}
