@@ -23,6 +23,17 @@ const (
 	// IFEQWithNX: SET ... IFEQ ... NX is accepted rather than a syntax
 	// error (observed on Redis 8.6.3: it replies nil; Valkey refuses it).
 	IFEQWithNX Feature = "ifeq-with-nx"
+	// IFNE: SET key value IFNE cmp (Redis 8.4; not in Valkey 9.2's
+	// release notes).
+	IFNE Feature = "ifne"
+	// Digest: DIGEST key and SET ... IFDEQ digest (Redis 8.4).
+	Digest Feature = "digest"
+	// DELEXBare: DELEX key without a condition deletes like DEL (Redis
+	// 8.4); Valkey 9.2's DELEX takes IFEQ or IFNE.
+	DELEXBare Feature = "delex-bare"
+	// IFEQRepeat: SET ... IFEQ a IFEQ b is accepted (observed on Redis
+	// 8.6.3); Valkey answers a syntax error.
+	IFEQRepeat Feature = "ifeq-repeat"
 	// CompatVersion: redis_version stays 7.2.4 and valkey_version carries
 	// the real version (every Valkey).
 	CompatVersion Feature = "valkey-version"
@@ -45,7 +56,7 @@ var expected = map[string]Features{
 	// offline), so no cell has confirmed it yet.
 	"valkey-9.2": {IFEQ: true, DELIFEQ: true, DELEX: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true},
 	"redis-7.0":  {},
-	"redis-8.6":  {IFEQ: true, IFEQWithNX: true, DELEX: true, WAITAOF: true},
+	"redis-8.6":  {IFEQ: true, IFEQWithNX: true, IFEQRepeat: true, IFNE: true, Digest: true, DELEXBare: true, DELEX: true, WAITAOF: true},
 }
 
 // Expected returns a build's row; a build not in the table (a user's own

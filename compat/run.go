@@ -16,6 +16,7 @@ import (
 func Checks() []Check {
 	var all []Check
 	all = append(all, lockChecks()...)
+	all = append(all, optionChecks()...)
 	all = append(all, fenceChecks()...)
 	all = append(all, replicationChecks()...)
 	all = append(all, scriptChecks()...)
