@@ -51,7 +51,12 @@ func holdsOf(h *history.History, k *keyOps, end int64, byClient bool, cc *chunkC
 	start := func(w int, op *history.Op, acquire, extend int) {
 		a := &h.Ops[acquire]
 		holds = append(holds, Hold{Key: k.name, Client: op.Client, Worker: op.Worker, Token: a.Token,
-			Fence: a.Fence, HasFence: a.HasFence, Start: op.Return, Acquire: acquire, Extend: extend})
+			Fence: a.Fence, HasFence: a.HasFence, Start: op.Return, Acquire: acquire, Extend: max(extend, 0)})
+		if extend >= 0 && cc.idx != nil {
+			// a chunk's first operation is index 0, which Extend cannot
+			// name (0: no extend): named by global index instead
+			holds[len(holds)-1].Extend = globalIndex(cc.global(int32(extend)))
+		}
 		open[w] = belief{at: len(holds) - 1, leaseEnd: leaseEnd(op.Call, op.TTLms)}
 	}
 	for _, i := range k.ops {
@@ -73,7 +78,7 @@ func holdsOf(h *history.History, k *keyOps, end int64, byClient bool, cc *chunkC
 			if isOpen { // acquired again while it believed it held: the first belief ends here
 				closeAt(w, op.Call, "release")
 			}
-			start(w, op, int(i), 0)
+			start(w, op, int(i), -1)
 		case history.Extend:
 			switch {
 			case op.Outcome == history.OK && isOpen:
