@@ -115,6 +115,7 @@ func (fi faultIndex) during(a, b int64) []history.Fault {
 			e = max(fi.end, f.Start)
 		}
 		if f.Start <= b && e >= a {
+			f.Nodes = nil // the window's own record has them
 			out = append(out, f)
 		}
 	}

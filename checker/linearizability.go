@@ -340,7 +340,7 @@ func (lp *linPart) merge(q *linPart) {
 // check is the Check for the merged parts.
 func (lp *linPart) check(opts Options) Check {
 	fs := &lp.found
-	chk := Check{Name: Linearizability, Count: fs.count, Findings: fs.list, Truncated: fs.count > len(fs.list)}
+	chk := Check{Name: Linearizability, Count: fs.count, Findings: fs.list, Truncated: fs.count > len(fs.list), InWindows: fs.windows}
 	switch {
 	case lp.segs == 0:
 		chk.Status, chk.Summary = Pass, "no lock operations"

@@ -130,6 +130,10 @@ type Check struct {
 	// Findings lists up to Options.MaxFindings of the Count findings.
 	Findings  []Finding `json:"findings,omitempty"`
 	Truncated bool      `json:"truncated,omitempty"`
+	// InWindows counts the failing findings (all of them, shown or not)
+	// that overlap each fault window, by the window's start: what a
+	// rolling upgrade's step table shows per step.
+	InWindows map[int64]int `json:"in_windows,omitempty"`
 }
 
 // Checks is the list of checks of a Result. In JSON it is an object keyed
@@ -291,6 +295,7 @@ type findings struct {
 	count   int
 	failing int
 	allowed int
+	windows map[int64]int
 }
 
 func (f *findings) add(x Finding) {
@@ -299,16 +304,29 @@ func (f *findings) add(x Finding) {
 		f.allowed++
 	} else {
 		f.failing++
+		for _, w := range x.Faults {
+			f.inWindow(w.Start, 1)
+		}
 	}
 	if len(f.list) < f.max {
 		f.list = append(f.list, x)
 	}
 }
 
+func (f *findings) inWindow(start int64, n int) {
+	if f.windows == nil {
+		f.windows = map[int64]int{}
+	}
+	f.windows[start] += n
+}
+
 func (f *findings) merge(g *findings) {
 	f.count += g.count
 	f.failing += g.failing
 	f.allowed += g.allowed
+	for w, n := range g.windows {
+		f.inWindow(w, n)
+	}
 	for _, x := range g.list {
 		if len(f.list) < f.max {
 			f.list = append(f.list, x)
@@ -318,7 +336,7 @@ func (f *findings) merge(g *findings) {
 
 // check turns the findings into a Check with a status and a summary line.
 func (f *findings) check(name, what string) Check {
-	c := Check{Name: name, Count: f.count, Findings: f.list, Truncated: f.count > len(f.list)}
+	c := Check{Name: name, Count: f.count, Findings: f.list, Truncated: f.count > len(f.list), InWindows: f.windows}
 	switch {
 	case f.failing > 0:
 		c.Status = Fail

@@ -121,20 +121,32 @@ func StartScenario(ctx context.Context, eng *topology.Engine, s scenarios.Scenar
 	if err != nil {
 		return nil, err
 	}
-	opts := topology.Options{AOF: s.AOF, NodeConfig: s.NodeConfig, ProxyClients: fault.NeedsClientProxy(s.Faults)}
-	for node, name := range s.NodeBuilds {
+	opts := topology.Options{AOF: s.AOF, NodeConfig: s.NodeConfig, ProxyClients: fault.NeedsClientProxy(s.Faults),
+		NodeImages: map[string]string{}, Images: map[string]string{}}
+	obtain := func(name string) (string, error) {
 		nb, err := LookupBuild(name, src)
 		if err != nil {
-			return nil, fmt.Errorf("node %s: %w", node, err)
+			return "", err
 		}
 		img, err := eng.Obtain(ctx, nb, src, log)
 		if err != nil {
+			return "", err
+		}
+		return img.Ref, nil
+	}
+	for node, name := range s.NodeBuilds {
+		ref, err := obtain(name)
+		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", node, err)
 		}
-		if opts.NodeImages == nil {
-			opts.NodeImages = map[string]string{}
+		opts.NodeImages[node] = ref
+	}
+	if s.UpgradeTo != "" {
+		ref, err := obtain(s.UpgradeTo)
+		if err != nil {
+			return nil, fmt.Errorf("upgrade to %s: %w", s.UpgradeTo, err)
 		}
-		opts.NodeImages[node] = img.Ref
+		opts.Images[s.UpgradeTo] = ref
 	}
 	return Start(ctx, eng, b, src, s.Topology, opts, log)
 }

@@ -77,6 +77,32 @@ type Fault struct {
 	Detail string `json:"detail,omitempty"`
 	Start  int64  `json:"start"`
 	End    int64  `json:"end"`
+	// Nodes, for a step of a rolling upgrade, is every server as the step
+	// left it.
+	Nodes []NodeState `json:"nodes,omitempty"`
+}
+
+// NodeState is one server as an upgrade step left it: a row of the step
+// table.
+type NodeState struct {
+	Name string `json:"name"`
+	// Version is what the server reports (INFO server).
+	Version string `json:"version,omitempty"`
+	// Role is primary or replica; Link a replica's master_link_status
+	// (up, down) and Following the primary it follows.
+	Role      string `json:"role,omitempty"`
+	Link      string `json:"link,omitempty"`
+	Following string `json:"following,omitempty"`
+	// CanLead says the node serves as a primary or is a replica its
+	// topology may promote (Sentinel, cluster failover).
+	CanLead bool `json:"can_lead,omitempty"`
+	// Missing lists the client's lock commands the node lacks, probed on
+	// the node itself; Probed says they were (false for a client whose
+	// needs are not known, or a node that did not answer).
+	Missing []string `json:"missing,omitempty"`
+	Probed  bool     `json:"probed,omitempty"`
+	// Error says why the node could not be read (not running, no reply).
+	Error string `json:"error,omitempty"`
 }
 
 // Meta describes the run that produced a history.

@@ -195,6 +195,17 @@ func (r *Recorder) FaultTarget(i int, target, detail string) {
 	}
 }
 
+// FaultNodes records, in fault window i, the servers as the step it
+// stands for left them.
+func (r *Recorder) FaultNodes(i int, nodes []NodeState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= 0 && i < len(r.faults) {
+		r.faults[i].Nodes = nodes
+		r.streamFault(i)
+	}
+}
+
 // streamFault writes fault i, whole, to the stream; r.mu is held.
 func (r *Recorder) streamFault(i int) {
 	f := r.faults[i]

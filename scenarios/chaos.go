@@ -61,7 +61,8 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	if w.Freezer == nil {
 		w.Freezer = fault.NewFreezer()
 	}
-	env := fault.Env{Topo: t, Rec: w.Recorder, TTL: w.TTL, CallTimeout: w.CallTimeout, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer}
+	env := fault.Env{Topo: t, Rec: w.Recorder, TTL: w.TTL, CallTimeout: w.CallTimeout, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer,
+		UpgradeTo: w.UpgradeTo, Probe: probeFor(w.Client)}
 
 	// The faults end with the workload; a fault that panics ends both (the
 	// run is void, and the caller must still tear down).
@@ -69,6 +70,9 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	defer abort(nil)
 	fctx, stopFaults := context.WithCancel(wctx)
 	defer stopFaults()
+	// A rolling upgrade's run ends with its last step.
+	runCtx, endRun := context.WithCancel(wctx)
+	defer endRun()
 	var notes faultNotes
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -82,6 +86,9 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 					c.Injected(ev, err)
 				}
 			})
+			if w.UpgradeTo != "" {
+				endRun()
+			}
 		})
 	})
 	cfg := lockclient.ConfigFor(t)
@@ -89,7 +96,7 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	if c.Configure != nil {
 		c.Configure(&cfg)
 	}
-	h, err := w.Run(wctx, cfg)
+	h, err := w.Run(runCtx, cfg)
 	stopFaults()
 	wg.Wait()
 	if perr := panicked(wctx); perr != nil {
@@ -102,6 +109,29 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	// The fault windows closed after the workload's snapshot.
 	h.Faults = w.Recorder.Faults()
 	return &ChaosResult{History: h, Schedule: events, Notes: notes.list}, nil
+}
+
+// probeFor says which of client's lock commands a node lacks, probed on
+// the node (lockclient.ProbeNode), for the upgrade's step table.
+func probeFor(client string) func(context.Context, *topology.Node) ([]string, bool, error) {
+	return func(ctx context.Context, n *topology.Node) ([]string, bool, error) {
+		if !lockclient.NeedsKnown(client) {
+			return nil, false, nil
+		}
+		c, err := n.Client()
+		if err != nil {
+			return nil, false, err
+		}
+		caps, err := lockclient.ProbeNode(ctx, c)
+		if err != nil {
+			return nil, false, err
+		}
+		var out []string
+		for _, cp := range caps.Missing(client) {
+			out = append(out, string(cp))
+		}
+		return out, true, nil
+	}
 }
 
 // faultNotes collects the faults that failed, from the schedule's goroutine.

@@ -30,6 +30,12 @@ type Scenario struct {
 	// NodeBuilds runs some nodes on another build (node name, e.g. "n1",
 	// to build name): a rolling upgrade caught half way.
 	NodeBuilds map[string]string `json:"node_builds,omitempty"`
+	// UpgradeTo, when set, makes the run a rolling upgrade: every node
+	// moves from Server onto this build (an older one: a rollback), one at
+	// a time while the workload runs (the rolling-upgrade fault, the run's
+	// only fault), and the run ends with the upgrade's last step, Duration
+	// at most.
+	UpgradeTo string `json:"upgrade_to,omitempty"`
 	// NodeConfig appends lines to one node's configuration (by name), e.g.
 	// "replica-priority 0" so that Sentinel never promotes it.
 	NodeConfig map[string][]string `json:"node_config,omitempty"`
@@ -210,11 +216,39 @@ func (s Scenario) Validate() error {
 			return fmt.Errorf("node build %s=%s: nodes are named n1, n2, ...", node, b)
 		}
 	}
+	return s.validateUpgrade()
+}
+
+// validateUpgrade checks the fields a rolling upgrade reads.
+func (s Scenario) validateUpgrade() error {
+	named := slices.Contains(s.Faults, fault.RollingUpgrade.Name())
+	switch {
+	case s.UpgradeTo == "" && named:
+		return fmt.Errorf("fault %s needs a build to upgrade to: run lockcheck upgrade --from BUILD --to BUILD", fault.RollingUpgrade.Name())
+	case s.UpgradeTo == "":
+		return nil
+	case s.UpgradeTo == s.Server:
+		return fmt.Errorf("upgrade from %s to %s: name two different builds", s.Server, s.UpgradeTo)
+	case !fault.RollingUpgrade.Available(s.Topology):
+		return fmt.Errorf("a rolling upgrade of a %s topology has no step: choose replicated, sentinel or cluster", s.Topology)
+	case len(s.Faults) > 0 && !(len(s.Faults) == 1 && named):
+		return fmt.Errorf("a rolling upgrade runs no other fault (%s): drop the faults", strings.Join(s.Faults, ", "))
+	case len(s.NodeBuilds) > 0:
+		return errors.New("a rolling upgrade starts every node on one build: drop the node builds")
+	}
+	from, ferr := topology.Lookup(s.Server)
+	to, terr := topology.Lookup(s.UpgradeTo)
+	if ferr == nil && terr == nil && from.Family != to.Family {
+		return fmt.Errorf("upgrade from %s to %s: both builds must be of one family (%s, %s)", s.Server, s.UpgradeTo, from.Family, to.Family)
+	}
 	return nil
 }
 
 // FaultList looks up the scenario's faults by name.
 func (s Scenario) FaultList() ([]fault.Fault, error) {
+	if s.UpgradeTo != "" {
+		return []fault.Fault{fault.RollingUpgrade}, nil
+	}
 	var out []fault.Fault
 	for _, name := range s.Faults {
 		f, err := fault.Lookup(name)
@@ -243,12 +277,19 @@ func (s Scenario) Schedule() ([]fault.Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.UpgradeTo != "" {
+		// one upgrade, from a short warm-up
+		return []fault.Event{{At: time.Second, Fault: fault.RollingUpgrade.Name(), Key: s.LockKeys()[0]}}, nil
+	}
 	return fault.Schedule(s.Seed, faults, s.LockKeys(), s.Duration, s.TTL), nil
 }
 
 // Builds lists every build the scenario's nodes run, Server first.
 func (s Scenario) Builds() []string {
 	out := []string{s.Server}
+	if s.UpgradeTo != "" {
+		out = append(out, s.UpgradeTo)
+	}
 	for _, node := range slices.Sorted(maps.Keys(s.NodeBuilds)) {
 		if b := s.NodeBuilds[node]; !slices.Contains(out, b) {
 			out = append(out, b)
@@ -263,6 +304,9 @@ func (s Scenario) Name() string {
 	faults := "no faults"
 	if len(s.Faults) > 0 {
 		faults = strings.Join(s.Faults, "+")
+	}
+	if s.UpgradeTo != "" {
+		faults = "upgrade to " + s.UpgradeTo
 	}
 	return fmt.Sprintf("%s %s %s %s", s.Server, s.Topology, s.Client, faults)
 }
@@ -298,6 +342,9 @@ func (s Scenario) Summary() string {
 	}
 	for _, f := range s.Faults {
 		parts = append(parts, "fault "+f)
+	}
+	if s.UpgradeTo != "" {
+		parts = append(parts, "rolling upgrade to "+s.UpgradeTo)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -70,7 +70,9 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 	if err := lockclient.Check(w.Client); err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(w.Client, lockclient.ExternalPrefix) {
+	// A rolling upgrade runs whatever the first build lacks: which step
+	// gives the client its commands is what it shows.
+	if !strings.HasPrefix(w.Client, lockclient.ExternalPrefix) && w.UpgradeTo == "" {
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		caps, err := lockclient.Probe(pctx, cfg.Option)
 		cancel()

@@ -63,7 +63,10 @@ func (t *Topology) SaveLogs(ctx context.Context, dir string) error {
 		}
 		f, err := os.Create(filepath.Join(dir, n.Name+".log"))
 		if err == nil {
-			_, err = io.Copy(f, rc)
+			// the containers Reinstall replaced come first
+			if _, err = f.Write(n.pastLogs); err == nil {
+				_, err = io.Copy(f, rc)
+			}
 			f.Close()
 		}
 		rc.Close()

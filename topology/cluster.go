@@ -130,6 +130,8 @@ func SlotRanges(n int) [][2]int {
 // clusterNode is one line of CLUSTER NODES.
 type clusterNode struct {
 	id, addr string
+	// of is a replica's primary's id.
+	of       string
 	primary  bool
 	failed   bool
 	slots    int
@@ -148,6 +150,9 @@ func parseClusterNodes(s string) []clusterNode {
 		}
 		flags := f[2]
 		cn := clusterNode{id: f[0], addr: addr, primary: strings.Contains(flags, "master"), failed: strings.Contains(flags, "fail")}
+		if f[3] != "-" {
+			cn.of = f[3]
+		}
 		for _, r := range f[8:] {
 			if strings.HasPrefix(r, "[") {
 				continue // a slot being migrated

@@ -44,6 +44,9 @@ type Options struct {
 	// same family: an older replica under newer clients, as in a rolling
 	// upgrade.
 	NodeImages map[string]string
+	// Images are the images of further builds (by build name) that nodes
+	// may be reinstalled on (Node.Reinstall, a rolling upgrade).
+	Images map[string]string
 	// NodeConfig lines are appended to one node's configuration (by name),
 	// e.g. replica-priority 0 so Sentinel never promotes it.
 	NodeConfig map[string][]string

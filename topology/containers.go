@@ -65,33 +65,40 @@ func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel
 	if sentinel {
 		n.Port = SentinelPort
 	}
-	port := fmt.Sprintf("%d/tcp", n.Port)
 	if extra := t.opts.NodeConfig[name]; len(extra) > 0 {
 		conf += strings.Join(extra, "\n") + "\n"
 	}
-	files := []tc.ContainerFile{
-		{Reader: bytesReader(conf), ContainerFilePath: confPath, FileMode: 0o644},
-		{Reader: bytesReader("0\n"), ContainerFilePath: clockFile, FileMode: 0o644},
+	image := t.Image
+	if img, ok := t.opts.NodeImages[name]; ok {
+		image = img
 	}
+	files := []tc.ContainerFile{{Reader: bytesReader(conf), ContainerFilePath: confPath, FileMode: 0o644}}
+	if err := t.runNode(ctx, n, image, files); err != nil {
+		return n, err
+	}
+	return n, nil
+}
+
+// runNode starts n's container from image with files (its configuration
+// or its data folder) and records where the host reaches it.
+func (t *Topology) runNode(ctx context.Context, n *Node, image string, files []tc.ContainerFile) error {
+	port := fmt.Sprintf("%d/tcp", n.Port)
+	files = append(files, tc.ContainerFile{Reader: bytesReader("0\n"), ContainerFilePath: clockFile, FileMode: 0o644})
 	env := map[string]string{}
 	if t.shim != nil {
 		files = append(files, tc.ContainerFile{Reader: bytesReader(string(t.shim)), ContainerFilePath: shimPath, FileMode: 0o755})
 		env["LD_PRELOAD"] = shimPath
 	}
 	netName := t.net.Name
-	image := t.Image
-	if img, ok := t.opts.NodeImages[name]; ok {
-		image = img
-	}
 	c, err := tc.Run(ctx, image,
-		tc.WithName("lockcheck-"+t.RunID+"-"+name),
-		tc.WithLabels(t.labels(name)),
+		tc.WithName("lockcheck-"+t.RunID+"-"+n.Name),
+		tc.WithLabels(t.labels(n.Name)),
 		tc.WithEntrypoint("/bin/sh", "-c"),
-		tc.WithCmd(launchScript(t.Build, sentinel)),
+		tc.WithCmd(launchScript(t.Build, n.Sentinel)),
 		tc.WithExposedPorts(port),
 		tc.WithFiles(files...),
 		tc.WithEnv(env),
-		tcnet.WithNetwork([]string{name}, t.net),
+		tcnet.WithNetwork([]string{n.Name}, t.net),
 		tc.WithEndpointSettingsModifier(func(es map[string]*network.EndpointSettings) {
 			if s, ok := es[netName]; ok {
 				s.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: n.IP}
@@ -104,14 +111,12 @@ func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel
 	)
 	if c != nil {
 		n.c = c
+		n.image = image
 	}
 	if err != nil {
-		return n, fmt.Errorf("start node %s: %w", name, err)
+		return fmt.Errorf("start node %s: %w", n.Name, err)
 	}
-	if err := t.mapPort(ctx, n); err != nil {
-		return n, err
-	}
-	return n, nil
+	return t.mapPort(ctx, n)
 }
 
 // mapPort records where the host reaches a node, and routes the node's
@@ -162,8 +167,17 @@ type nodeSpec struct {
 
 // waitFor polls cond until it holds or the health timeout passes; the
 // error names what was awaited and the last thing that was wrong.
+// errGaveUp, wrapped by a condition's error, ends waitFor at once: what
+// it waits for cannot come.
+var errGaveUp = errors.New("gave up")
+
 func (t *Topology) waitFor(ctx context.Context, what string, cond func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, t.opts.HealthTimeout)
+	return waitWithin(ctx, t.opts.HealthTimeout, what, cond)
+}
+
+// waitWithin is waitFor with its own bound.
+func waitWithin(ctx context.Context, within time.Duration, what string, cond func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	var last error
 	for {
@@ -172,6 +186,9 @@ func (t *Topology) waitFor(ctx context.Context, what string, cond func(context.C
 		ccancel()
 		if last == nil {
 			return nil
+		}
+		if errors.Is(last, errGaveUp) {
+			return fmt.Errorf("wait for %s: %w", what, last)
 		}
 		select {
 		case <-ctx.Done():

@@ -35,6 +35,10 @@ type Node struct {
 
 	topo *Topology
 	c    *tc.DockerContainer
+	// image is the image the node's container runs (Reinstall changes it).
+	image string
+	// pastLogs are the logs of the containers Reinstall replaced.
+	pastLogs []byte
 
 	mu     sync.Mutex
 	client valkey.Client
@@ -50,8 +54,10 @@ func (n *Node) Internal() string {
 // up).
 func (n *Node) Addr() string { return n.topo.addrs.resolve(n.Internal()) }
 
-// ClientAddr is the address a lock client dials: the node's client proxy,
-// where network faults act (see links).
+// ClientAddr is the address a lock client in another process (an
+// external adapter) dials: the node, or with ProxyClients the node's
+// client proxy, where network faults act (see links). In-process clients
+// dial through ClientOption instead.
 func (n *Node) ClientAddr() string { return n.topo.clients.resolve(n.Internal()) }
 
 // ContainerID is the Docker container of the node.

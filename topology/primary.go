@@ -110,6 +110,10 @@ func ownsSlot(ranges []string, slot int) bool {
 	return false
 }
 
+// NodeAt is the node whose announced address (container IP and port) is
+// addr, or nil.
+func (t *Topology) NodeAt(addr string) *Node { return t.byInternal(addr) }
+
 func (t *Topology) byInternal(addr string) *Node {
 	for _, n := range t.Nodes {
 		if n.Internal() == addr {

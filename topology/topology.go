@@ -133,10 +133,11 @@ func (t *Topology) Node(name string) *Node {
 
 // ClientOption is the valkey-go option for a client that follows this
 // topology: one server, Sentinel's master set, or the cluster. Its dialer
-// maps the addresses nodes announce to the nodes' client proxies, where
-// network faults act.
+// maps the addresses nodes announce to where the host reaches the nodes,
+// and with ProxyClients wraps each connection in its node's fault link
+// (see links).
 func (t *Topology) ClientOption() valkey.ClientOption {
-	opt := valkey.ClientOption{DialCtxFn: t.clients.dial, DisableCache: true}
+	opt := valkey.ClientOption{DialCtxFn: t.links.dial, DisableCache: true}
 	switch t.Kind {
 	case Sentinel:
 		for _, n := range t.Sentinels() {

@@ -46,6 +46,12 @@ type Env struct {
 	// fault cannot miss it.
 	From int64
 	Log  *slog.Logger
+	// UpgradeTo is the build rolling-upgrade moves the nodes onto.
+	UpgradeTo string
+	// Probe, when set, says which of the client's lock commands node n
+	// lacks; known is false when the client's needs are not known (an
+	// external adapter).
+	Probe func(ctx context.Context, n *topology.Node) (missing []string, known bool, err error)
 }
 
 // window records a fault's window in the history and returns the function
@@ -69,7 +75,7 @@ func (e Env) openWindow(name string, target *topology.Node, detail string) (int,
 
 // faultTable is every fault a Scenario can name, in a fixed order.
 var faultTable = []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient,
-	Latency, BlackholePrimary, ResetConnections, SlowReplication, PartitionSentinels}
+	Latency, BlackholePrimary, ResetConnections, SlowReplication, PartitionSentinels, RollingUpgrade}
 
 // Faults lists every fault by name, in a fixed order.
 func Faults() []Fault { return slices.Clone(faultTable) }

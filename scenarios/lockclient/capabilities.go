@@ -106,14 +106,55 @@ func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupport
 
 // Check returns an *UnsupportedError when caps lacks what kind needs.
 func (caps Capabilities) Check(kind, server, version string) error {
-	var missing []Capability
-	for _, cp := range needs(kind) {
-		if !caps[cp] {
-			missing = append(missing, cp)
-		}
-	}
+	missing := caps.Missing(kind)
 	if len(missing) == 0 {
 		return nil
 	}
 	return &UnsupportedError{Kind: kind, Server: server, Version: version, Missing: missing}
+}
+
+// ProbeNode asks one server, primary or replica, what it has without
+// writing: COMMAND INFO DELIFEQ DELEX, whether COMMAND DOCS SET names the
+// IFEQ option (a replica refuses SET as a write before it parses the
+// options, so Probe's SET IFEQ cannot be tried on one), and EVAL_RO of a
+// trivial script.
+func ProbeNode(ctx context.Context, c valkey.Client) (Capabilities, error) {
+	caps := Capabilities{}
+	info, err := c.Do(ctx, c.B().Arbitrary("COMMAND", "INFO", "DELIFEQ", "DELEX").Build()).ToArray()
+	if err != nil {
+		return nil, fmt.Errorf("probe: COMMAND INFO: %w", err)
+	}
+	for i, cp := range []Capability{CapDELIFEQ, CapDELEX} {
+		caps[cp] = i < len(info) && !info[i].IsNil()
+	}
+	docs, err := c.Do(ctx, c.B().Arbitrary("COMMAND", "DOCS", "SET").Build()).ToAny()
+	if err != nil {
+		return nil, fmt.Errorf("probe: COMMAND DOCS SET: %w", err)
+	}
+	caps[CapIFEQ] = strings.Contains(strings.ToUpper(fmt.Sprint(docs)), "IFEQ")
+	err = c.Do(ctx, c.B().Arbitrary("EVAL_RO", "return 1", "0").Build()).Error()
+	if err != nil && !isErrorReply(err) {
+		return nil, fmt.Errorf("probe: EVAL_RO: %w", err)
+	}
+	caps[CapLua] = err == nil
+	return caps, nil
+}
+
+// Missing lists what kind needs that caps lacks; nil for a kind whose
+// needs are not known (an external adapter).
+func (caps Capabilities) Missing(kind string) []Capability {
+	var out []Capability
+	for _, cp := range needs(kind) {
+		if !caps[cp] {
+			out = append(out, cp)
+		}
+	}
+	return out
+}
+
+// NeedsKnown says whether kind's needs are known (a built-in or registered
+// kind; not an external adapter).
+func NeedsKnown(kind string) bool {
+	_, ok := lookup(kind)
+	return ok && !strings.HasPrefix(kind, ExternalPrefix)
 }
