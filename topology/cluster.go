@@ -131,10 +131,10 @@ func SlotRanges(n int) [][2]int {
 type clusterNode struct {
 	id, addr string
 	// of is a replica's primary's id.
-	of       string
-	primary  bool
-	failed   bool
-	slots    int
+	of      string
+	primary bool
+	failed  bool
+	slots   int
 }
 
 func parseClusterNodes(s string) []clusterNode {
