@@ -2,8 +2,10 @@ package compat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/lockcheck/lockcheck/topology"
@@ -81,7 +83,62 @@ func RunMatrix(ctx context.Context, eng *topology.Engine, builds []topology.Buil
 			m.Cells = append(m.Cells, cells...)
 		}
 	}
+	if slices.Contains(kinds, topology.Replicated) {
+		return m, runMixed(ctx, eng, m, builds, src, progress)
+	}
 	return m, nil
+}
+
+// runMixed adds a column per mixed pair whose two builds are among
+// builds and both here.
+func runMixed(ctx context.Context, eng *topology.Engine, m *Matrix, builds []topology.Build, src topology.Sources, progress io.Writer) error {
+	byName := map[string]topology.Build{}
+	for _, b := range builds {
+		byName[b.Name] = b
+	}
+	for _, pair := range MixedPairs {
+		pb, ok1 := byName[pair.Primary]
+		rb, ok2 := byName[pair.Replica]
+		if !ok1 || !ok2 {
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		col := Column{Server: pair.Primary, Topology: MixedTopology(pair.Replica)}
+		pimg, perr := eng.Obtain(ctx, pb, src, progress)
+		rimg, rerr := eng.Obtain(ctx, rb, src, progress)
+		if err := errors.Join(perr, rerr); err != nil {
+			col.Status, col.Reason = "unavailable", err.Error()
+			m.Columns = append(m.Columns, col)
+			continue
+		}
+		col.Image = pimg.Ref + ", " + MixedReplica + ": " + rimg.Ref
+		fmt.Fprintf(progress, "%s %s:\n", pair.Primary, col.Topology)
+		cells, version, err := observeMixed(ctx, eng, pb, pimg.Ref, rimg.Ref, pair.Replica, progress)
+		col.Version, col.Status = version, "observed"
+		if err != nil {
+			col.Status, col.Reason = "error", err.Error()
+			fmt.Fprintf(progress, "  error: %v\n", err)
+		}
+		m.Columns = append(m.Columns, col)
+		m.Cells = append(m.Cells, cells...)
+	}
+	return nil
+}
+
+func observeMixed(ctx context.Context, eng *topology.Engine, b topology.Build, image, replicaImage, replicaBuild string, progress io.Writer) ([]Cell, string, error) {
+	t, err := topology.Start(ctx, eng, b, image, topology.Replicated, MixedOptions(replicaImage))
+	if err != nil {
+		return nil, "", err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		t.Terminate(cctx)
+	}()
+	cells, err := ObserveMixed(ctx, t, replicaBuild, progress)
+	return cells, t.Version, err
 }
 
 func observeOne(ctx context.Context, eng *topology.Engine, b topology.Build, image string, kind topology.Kind, progress io.Writer) ([]Cell, string, error) {

@@ -42,6 +42,7 @@ type reportPage struct {
 	Timelines []keyTimeline
 	Hidden    int
 	Faults    []history.Fault
+	Steps     []Step
 	Replay    string
 }
 
@@ -50,7 +51,7 @@ type reportPage struct {
 func RenderReport(w io.Writer, h *history.History, res *checker.Result, picture, replay string, o TimelineOptions) error {
 	tl, hidden := timelines(h, res, o)
 	p := reportPage{Meta: h.Meta, Duration: time.Duration(h.Meta.DurationNs).Round(time.Millisecond).String(), Res: res,
-		Picture: picture, Timelines: tl, Hidden: hidden, Faults: h.Faults, Replay: replay}
+		Picture: picture, Timelines: tl, Hidden: hidden, Faults: h.Faults, Steps: Steps(h, res.Checks), Replay: replay}
 	if err := page.Execute(w, p); err != nil {
 		return fmt.Errorf("render report: %w", err)
 	}
@@ -59,6 +60,7 @@ func RenderReport(w io.Writer, h *history.History, res *checker.Result, picture,
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"secs": secs,
+	"node": NodeLine,
 	"ms":   func(ns int64) string { return fmt.Sprintf("%d ms", ns/1e6) },
 }).Parse(`<!doctype html>
 <html lang="en">
@@ -99,10 +101,17 @@ section.key { margin-bottom: 1.2em; }
 <h2>Findings</h2>
 {{range .Res.Checks}}{{if .Findings}}<details{{if eq .Status "fail"}} open{{end}}>
 <summary>{{.Name}}: {{.Count}}{{if .Truncated}} (first {{len .Findings}} listed){{end}}</summary>
-<ul>{{range .Findings}}<li>{{if .Allowed}}[allowed] {{end}}{{.Summary}} ({{secs .Start}} to {{secs .End}}){{range .Faults}} — during {{.Name}}{{if .Target}} on {{.Target}}{{end}}{{end}}</li>
+<ul>{{range .Findings}}<li>{{if .Allowed}}[allowed] {{end}}{{.Summary}} ({{secs .Start}} to {{secs .End}}){{range .Faults}} — during {{.Name}}{{if .Target}} on {{.Target}}{{end}}{{if .Detail}} ({{.Detail}}){{end}}{{end}}</li>
 {{end}}</ul>
 </details>
 {{end}}{{else}}<p>None.</p>{{end}}
+{{if .Steps}}<h2>Rolling upgrade</h2>
+<p class="caption">Each step holds until the topology is healthy again, and a few seconds more. Nodes as the step left them; "can lead" are the primaries and the replicas a failover may promote.</p>
+<table class="steps"><tr><th>step</th><th>from</th><th>to</th><th>servers</th><th>the client's lock commands</th><th>replication</th><th>found in the step</th></tr>
+{{range .Steps}}<tr class="{{if .Found}}fail{{else}}pass{{end}}"><td>{{.Detail}}</td><td>{{secs .Start}}</td><td>{{if .End}}{{secs .End}}{{else}}end of run{{end}}</td>
+<td>{{range .Nodes}}{{node .}}{{if .CanLead}} (can lead){{end}}<br>{{end}}</td><td>{{.Understood}}</td>
+<td>{{range .Links}}{{.}}<br>{{else}}every link up{{end}}</td><td class="status">{{range $k, $v := .Found}}{{$k}}: {{$v}}<br>{{else}}nothing{{end}}</td></tr>
+{{end}}</table>{{end}}
 {{if .Faults}}<h2>Faults</h2>
 <table><tr><th>fault</th><th>target</th><th>from</th><th>to</th><th>detail</th></tr>
 {{range .Faults}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td>{{secs .Start}}</td><td>{{if .End}}{{secs .End}}{{else}}end of run{{end}}</td><td>{{.Detail}}</td></tr>

@@ -34,6 +34,8 @@ type RunResult struct {
 	Notes []string `json:"notes,omitempty"`
 	// Replay is the command that runs the run's scenario again.
 	Replay string `json:"replay,omitempty"`
+	// Steps is a rolling upgrade's step table.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // NewRunResult joins a history's metadata and the checker's result.
@@ -50,7 +52,7 @@ func NewRunResult(h *history.History, res *checker.Result, notes []string) RunRe
 		Verdict: res.Verdict, Class: res.Class, ExitCode: res.Verdict.ExitCode(),
 		Seed: h.Meta.Seed, Server: h.Meta.Server, Version: h.Meta.Version, Topology: h.Meta.Topology, Client: h.Meta.Client,
 		Faults: faults, Ops: res.Ops, Injected: injected, DurationMs: h.Meta.DurationNs / 1e6,
-		TTLms: h.Meta.TTLms, Clients: h.Meta.Clients, Keys: h.Meta.Keys, Checks: res.Checks, Notes: notes,
+		TTLms: h.Meta.TTLms, Clients: h.Meta.Clients, Keys: h.Meta.Keys, Checks: res.Checks, Notes: notes, Steps: Steps(h, res.Checks),
 	}
 }
 

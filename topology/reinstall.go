@@ -36,9 +36,11 @@ func (n *Node) Image() string { return n.image }
 // a new container from image at the same address. It returns once the
 // new server answers PING, or with the error that kept it from starting
 // (a server that cannot load the data it was given exits: its log's last
-// lines say why). The image must be of the topology's family: the launch
-// command is the same.
-func (n *Node) Reinstall(ctx context.Context, image string) error {
+// lines say why). Without keepData the data files stay behind and the
+// node starts empty (its configuration and a cluster node's identity
+// kept): a replica then resynchronises from its primary. The image must
+// be of the topology's family: the launch command is the same.
+func (n *Node) Reinstall(ctx context.Context, image string, keepData bool) error {
 	if n.Running(ctx) && !n.Sentinel {
 		if _, err := n.Do(ctx, "SAVE"); err != nil {
 			return fmt.Errorf("reinstall %s: save before stopping: %w", n.Name, err)
@@ -52,7 +54,7 @@ func (n *Node) Reinstall(ctx context.Context, image string) error {
 			return fmt.Errorf("reinstall %s: %w", n.Name, err)
 		}
 	}
-	files, err := n.dataFiles(ctx)
+	files, err := n.dataFiles(ctx, keepData)
 	if err != nil {
 		return fmt.Errorf("reinstall %s: %w", n.Name, err)
 	}
@@ -82,8 +84,9 @@ func (n *Node) Reinstall(ctx context.Context, image string) error {
 }
 
 // dataFiles copies the stopped node's data folder out of its container,
-// as files to put into the next one.
-func (n *Node) dataFiles(ctx context.Context) ([]tc.ContainerFile, error) {
+// as files to put into the next one; without keepData, its configuration
+// only.
+func (n *Node) dataFiles(ctx context.Context, keepData bool) ([]tc.ContainerFile, error) {
 	res, err := n.topo.eng.cli.CopyFromContainer(ctx, n.c.GetContainerID(), client.CopyFromContainerOptions{SourcePath: "/data"})
 	if err != nil {
 		return nil, fmt.Errorf("copy the data folder: %w", err)
@@ -104,7 +107,7 @@ func (n *Node) dataFiles(ctx context.Context) ([]tc.ContainerFile, error) {
 		}
 		// entries are named data/..., the folder's own name first
 		rel, ok := strings.CutPrefix(h.Name, "data/")
-		if !ok || rel == path.Base(wipeMarker) {
+		if !ok || rel == path.Base(wipeMarker) || !keepData && isDataFile(rel) {
 			continue
 		}
 		b, err := io.ReadAll(tr)
@@ -115,7 +118,14 @@ func (n *Node) dataFiles(ctx context.Context) ([]tc.ContainerFile, error) {
 	}
 }
 
-// lastLog is the last line of the node's log, for an error.
+// isDataFile says whether a file of the data folder holds keys (a
+// snapshot or the AOF), not configuration.
+func isDataFile(rel string) bool {
+	return rel == "dump.rdb" || strings.HasPrefix(rel, "appendonly")
+}
+
+// lastLog is the last two lines of the node's log, for an error: a
+// server that exits says why on the line before its last.
 func (n *Node) lastLog(ctx context.Context) string {
 	rc, err := n.c.Logs(ctx)
 	if err != nil {
@@ -124,5 +134,9 @@ func (n *Node) lastLog(ctx context.Context) string {
 	defer rc.Close()
 	b, _ := io.ReadAll(rc)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+	lines = lines[max(0, len(lines)-2):]
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return strings.Join(lines, " / ")
 }

@@ -27,6 +27,7 @@ func commands() []command {
 		{"probe", "start a topology, check its health and version, tear it down", runProbe},
 		{"up", "start a topology and keep it up until interrupted", runUp},
 		{"run", "run a lock workload with faults on a seeded schedule and check its history", runRun},
+		{"upgrade", "upgrade (or roll back) a topology node by node from one build to another under a lock workload; prints the step table", runUpgrade},
 		{"replay", "run a run folder's scenario again (same builds, workload, seed and fault schedule) into a new folder", runReplay},
 		{"compat", "observe every lock command on every build and topology; writes a matrix", runCompat},
 		{"matrix", "run every client × fault on every build × topology; writes index.html, matrix.json, junit.xml", runMatrix},

@@ -2,6 +2,7 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,13 +29,18 @@ import (
 // server as the step left it (history.NodeState): its version, role and
 // link, whether it can lead, and which of the client's lock commands it
 // lacks. A window before the first step and one after the last hold the
-// starting and the final state. A node that does not come up on the new
-// build (its server cannot load its data) is put back on the old one and
-// the upgrade ends at that step.
+// starting and the final state. A server that does not come up on the
+// new build with its data (it cannot load it: an older build reading a
+// newer snapshot) is started again empty, as an operator would, so that
+// it resynchronises from its primary; whether that works the step's
+// links show. A step that fails otherwise (a server that does not start
+// at all, a failover refused) puts a moved node back on its old build
+// and ends the upgrade there.
 var RollingUpgrade Fault = rollingUpgrade{faultBase{"rolling-upgrade", []topology.Kind{topology.Replicated, topology.Sentinel, topology.Cluster}}}
 
-// UpgradeHold is how long each upgrade step's state lasts once the
-// topology is healthy again: a few of a default workload's holds.
+// UpgradeHold is how long each upgrade step's state lasts at least once
+// the topology is healthy again; two TTLs when that is longer, so that
+// every step sees holds begin and end.
 var UpgradeHold = 5 * time.Second
 
 // UpgradeHealthWait bounds the wait for a healthy topology after a step.
@@ -85,7 +91,7 @@ func upgradePlan(ctx context.Context, env Env, image string) ([]upgradeStep, err
 	to := env.UpgradeTo
 	reinstall := func(n *topology.Node, role string) upgradeStep {
 		return upgradeStep{what: fmt.Sprintf("%s (%s) on %s", n.Name, role, to), target: n, moves: true,
-			act: func(ctx context.Context) error { return n.Reinstall(ctx, image) }}
+			act: func(ctx context.Context) error { return reinstall(ctx, n, image) }}
 	}
 	var plan []upgradeStep
 	for _, sh := range shards {
@@ -113,6 +119,27 @@ func upgradePlan(ctx context.Context, env Env, image string) ([]upgradeStep, err
 		plan = append(plan, reinstall(s, "sentinel"))
 	}
 	return plan, nil
+}
+
+// reinstall moves n onto image with its data, or when its server cannot
+// start with it, empty (a server's data, never a sentinel's state).
+func reinstall(ctx context.Context, n *topology.Node, image string) error {
+	err := n.Reinstall(ctx, image, true)
+	if err == nil || n.Sentinel {
+		return err
+	}
+	if eerr := n.Reinstall(ctx, image, false); eerr != nil {
+		return fmt.Errorf("%w; started empty: %v", err, eerr)
+	}
+	return &startedEmpty{err}
+}
+
+// startedEmpty is a reinstall whose node could not load its data and
+// runs empty: noted in the step, not an end of the upgrade.
+type startedEmpty struct{ err error }
+
+func (e *startedEmpty) Error() string {
+	return e.err.Error() + "; started again without its data, to resynchronise from its primary"
 }
 
 func sentinelFailover(ctx context.Context, t *topology.Topology, old *topology.Node) error {
@@ -153,7 +180,13 @@ func (u *upgrader) record(ctx context.Context, target *topology.Node, what strin
 	defer end()
 	var err error
 	if act != nil {
-		if err = act(ctx); err != nil {
+		err = act(ctx)
+		var empty *startedEmpty
+		switch {
+		case errors.As(err, &empty):
+			detail += "; " + err.Error()
+			err = nil
+		case err != nil:
 			detail += "; failed: " + err.Error()
 		}
 	}
@@ -161,7 +194,7 @@ func (u *upgrader) record(ctx context.Context, target *topology.Node, what strin
 		if herr := u.env.Topo.AwaitHealthy(ctx, UpgradeHealthWait); herr != nil {
 			detail += "; " + herr.Error()
 		} else if err == nil {
-			pace.Hold(ctx, UpgradeHold)
+			pace.Hold(ctx, max(UpgradeHold, 2*u.env.TTL))
 		}
 	}
 	tgt := ""
@@ -181,12 +214,13 @@ func (u *upgrader) record(ctx context.Context, target *topology.Node, what strin
 func (u *upgrader) apply(ctx context.Context, st upgradeStep) error {
 	before := st.target.Image()
 	err := st.act(ctx)
-	if err == nil || !st.moves {
+	var empty *startedEmpty
+	if err == nil || !st.moves || errors.As(err, &empty) {
 		return err
 	}
 	cctx, cancel := cleanup(ctx)
 	defer cancel()
-	if berr := st.target.Reinstall(cctx, before); berr != nil {
+	if berr := st.target.Reinstall(cctx, before, true); berr != nil {
 		return fmt.Errorf("%w; putting it back on %s failed too: %v", err, before, berr)
 	}
 	return fmt.Errorf("%w; %s is back on %s", err, st.target.Name, before)

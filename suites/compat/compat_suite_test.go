@@ -53,3 +53,35 @@ var _ = Describe("lock commands", func() {
 		}
 	}
 })
+
+// A replicated topology half way through a rolling upgrade (n1 on the
+// older build): what the newer primary feeds the older replica, and what
+// the replica then holds.
+var _ = Describe("mixed replication", func() {
+	for _, pair := range compat.MixedPairs {
+		Context(pair.Primary+" over "+pair.Replica, Ordered, Label(pair.Primary, pair.Replica, suites.KindLabel(topology.Replicated), "mixed"), func() {
+			cells := map[string]compat.Cell{}
+			BeforeAll(func(ctx SpecContext) {
+				old := env.Available[pair.Replica]
+				if old.Image == "" {
+					Skip("unavailable: " + old.Reason)
+				}
+				t := env.Start(ctx, pair.Primary, topology.Replicated, compat.MixedOptions(old.Image))
+				observed, err := compat.ObserveMixed(ctx, t, pair.Replica, GinkgoWriter)
+				Expect(err).NotTo(HaveOccurred())
+				for _, c := range observed {
+					cells[c.Check] = c
+				}
+			}, NodeTimeout(5*time.Minute))
+
+			for _, name := range compat.MixedChecks() {
+				It(name, Label(suites.CheckLabel(name)), func() {
+					c, ok := cells[name]
+					Expect(ok).To(BeTrue(), "the check was not observed")
+					AddReportEntry("observed", string(c.Outcome)+": "+c.Observed)
+					Expect(c.Outcome).To(Equal(compat.Pass), "observed %q, expected %q", c.Observed, c.Expected)
+				})
+			}
+		})
+	}
+})
