@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what lockcheck needs on a fresh Debian machine with Go and a
 # running Docker engine: debootstrap (server images from Debian's archive),
-# gcc (the clock shim) and python3-redis (the example external adapter).
+# gcc (the clock shim), python3-redis (the example external adapter) and
+# docker-registry (the registry test's loopback registry).
 set -euo pipefail
 
 missing=()
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 /usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || missing+=(python3-redis)
+command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

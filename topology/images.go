@@ -44,6 +44,21 @@ type Sources struct {
 	Tags map[string]string
 	// Binaries maps a build name (known or new) to a valkey-server binary.
 	Binaries map[string]string
+	// Registry, when set (HOST:PORT), is where official images are pulled
+	// from instead of their public registry: a mirror, or a private
+	// registry holding copies under the official names. Naming one says
+	// the official images are wanted: they come before images lockcheck
+	// built from Debian's packages.
+	Registry string
+}
+
+// OfficialRef is the reference of b's official image, in registry when
+// one is named.
+func (b Build) OfficialRef(registry string) string {
+	if registry == "" || b.Official == "" {
+		return b.Official
+	}
+	return registry + "/" + b.Official
 }
 
 // Resolve finds how to get a build's image, trying in order: a local image
@@ -65,6 +80,18 @@ func (e *Engine) Resolve(ctx context.Context, b Build, src Sources) Image {
 		img.Fix = fmt.Sprintf("docker pull %s, or docker load it from a saved file", tag)
 		return img
 	}
+	var regErr error
+	if src.Registry != "" && b.Official != "" {
+		ref := b.OfficialRef(src.Registry)
+		if e.hasImage(ctx, ref) {
+			img.Status, img.Ref = Present, ref
+			return img
+		}
+		if regErr = e.registryAnswers(ctx, ref); regErr == nil {
+			img.Status, img.Ref = Pullable, ref
+			return img
+		}
+	}
 	if ref, pkg, ok := e.builtImage(ctx, b.Name); ok {
 		img.Status, img.Ref, img.Package = Present, ref, pkg
 		return img
@@ -73,8 +100,7 @@ func (e *Engine) Resolve(ctx context.Context, b Build, src Sources) Image {
 		img.Status, img.Ref = Present, b.Official
 		return img
 	}
-	var regErr error
-	if b.Official != "" {
+	if b.Official != "" && src.Registry == "" {
 		if regErr = e.registryAnswers(ctx, b.Official); regErr == nil {
 			img.Status, img.Ref = Pullable, b.Official
 			return img
@@ -91,7 +117,7 @@ func (e *Engine) Resolve(ctx context.Context, b Build, src Sources) Image {
 	img.Status = Unavailable
 	img.Reason = fmt.Sprintf("no local image, Debian's archive has no %s package", b.Name)
 	if regErr != nil {
-		img.Reason += fmt.Sprintf(", and the registry does not answer for %s (%s)", b.Official, firstLine(regErr))
+		img.Reason += fmt.Sprintf(", and the registry does not answer for %s (%s)", b.OfficialRef(src.Registry), firstLine(regErr))
 	}
 	img.Fix = fmt.Sprintf("docker pull %s where a registry answers (or docker load a saved copy), or --server-binary %s=PATH with a valkey-server built elsewhere", b.Official, b.Name)
 	return img

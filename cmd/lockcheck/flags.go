@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -46,16 +47,25 @@ func fail(stderr io.Writer, format string, args ...any) int {
 // sourceFlags are the flags that choose where images come from.
 type sourceFlags struct {
 	binaries, tags multiFlag
+	registry       string
 }
 
+// RegistryEnv names the registry official images come from when
+// --registry is not given.
+const RegistryEnv = "LOCKCHECK_REGISTRY"
+
 func (s *sourceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.registry, "registry", os.Getenv(RegistryEnv), "HOST:PORT: pull official images (valkey/valkey:9.1.3...) from this registry, before images built here (default $"+RegistryEnv+")")
 	fs.Var(&s.binaries, "server-binary", "NAME=PATH: run a valkey-server built elsewhere as build NAME (repeatable)")
 	fs.Var(&s.tags, "image", "NAME=TAG: use a local image for build NAME (repeatable)")
 }
 
 // sources checks the flags and returns them as topology.Sources.
 func (s *sourceFlags) sources() (topology.Sources, error) {
-	src := topology.Sources{Tags: map[string]string{}, Binaries: map[string]string{}}
+	src := topology.Sources{Tags: map[string]string{}, Binaries: map[string]string{}, Registry: s.registry}
+	if r := s.registry; r != "" && (strings.Contains(r, "/") || !strings.Contains(r, ":")) {
+		return src, fmt.Errorf("--registry %q: want HOST:PORT, e.g. 127.0.0.1:5000", r)
+	}
 	for _, kv := range s.binaries {
 		name, path, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || path == "" {

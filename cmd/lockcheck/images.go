@@ -55,7 +55,7 @@ func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUILD\tVERSION\tIMAGE\tSTATUS")
+	fmt.Fprintln(tw, "BUILD\tVERSION\tOFFICIAL\tIMAGE\tSTATUS")
 	for _, b := range builds {
 		img := eng.Resolve(ctx, b, src)
 		// "9.2|9.1.24*" reads "9.2 or 9.1.24x".
@@ -69,7 +69,7 @@ func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if img.Status == topology.Unavailable {
 			status += ": " + img.Reason + "; fix: " + img.Fix
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.Name, version, orDash(img.Ref), status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Name, version, orDash(b.OfficialRef(src.Registry)), orDash(img.Ref), status)
 	}
 	tw.Flush()
 	return 0
