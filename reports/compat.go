@@ -60,6 +60,7 @@ func grid(m *compat.Matrix) matrixGrid {
 	for _, chk := range compat.Checks() {
 		order = append(order, chk.Name)
 	}
+	order = append(order, compat.MixedChecks()...)
 	for i := range m.Cells {
 		c := &m.Cells[i]
 		g.Totals[string(c.Outcome)]++

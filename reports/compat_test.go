@@ -20,12 +20,14 @@ func TestMatrixHTMLHasEveryCell(t *testing.T) {
 			{Server: "valkey-9.1", Version: "9.1.2", Topology: "standalone", Status: "observed"},
 			{Server: "valkey-8.1", Version: "8.1.1", Topology: "standalone", Status: "observed"},
 			{Server: "valkey-9.0", Topology: "standalone", Status: "unavailable", Reason: "no image"},
+			{Server: "valkey-9.1", Version: "9.1.2", Topology: compat.MixedTopology("valkey-8.0"), Status: "observed"},
 		},
 		Cells: []compat.Cell{
 			{Server: "valkey-9.1", Topology: "standalone", Check: "release/delifeq-held", Outcome: compat.Pass, Observed: "1; EXISTS 0"},
 			{Server: "valkey-8.1", Topology: "standalone", Check: "release/delifeq-held", Outcome: compat.Unsupported, Observed: "ERR unknown command 'DELIFEQ'"},
 			{Server: "valkey-9.0", Topology: "standalone", Check: "release/delifeq-held", Outcome: compat.Unavailable, Observed: "no image"},
 			{Server: "valkey-9.1", Topology: "standalone", Check: "acquire/free", Outcome: compat.Fail, Observed: "<nil>", Expected: "OK"},
+			{Server: "valkey-9.1", Topology: compat.MixedTopology("valkey-8.0"), Check: "mixed/set-ifeq", Outcome: compat.Pass, Observed: "primary's value b, n1's value a"},
 		},
 	}
 	dir := t.TempDir()
@@ -78,7 +80,7 @@ func TestMatrixHTMLHasEveryCell(t *testing.T) {
 		t.Errorf("%d cells in the page, want %d", len(found), len(m.Cells))
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "matrix.md"))
-	if !strings.Contains(string(md), "| release/delifeq-held | pass | unsupported | unavailable |") {
+	if !strings.Contains(string(md), "| release/delifeq-held | pass | unsupported | unavailable |") || !strings.Contains(string(md), "| mixed/set-ifeq |") {
 		t.Errorf("matrix.md lacks the row:\n%s", md)
 	}
 }
