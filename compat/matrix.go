@@ -128,21 +128,20 @@ func runMixed(ctx context.Context, eng *topology.Engine, m *Matrix, builds []top
 }
 
 func observeMixed(ctx context.Context, eng *topology.Engine, b topology.Build, image, replicaImage, replicaBuild string, progress io.Writer) ([]Cell, string, error) {
-	t, err := topology.Start(ctx, eng, b, image, topology.Replicated, MixedOptions(replicaImage))
-	if err != nil {
-		return nil, "", err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		t.Terminate(cctx)
-	}()
-	cells, err := ObserveMixed(ctx, t, replicaBuild, progress)
-	return cells, t.Version, err
+	return observeOn(ctx, eng, b, image, topology.Replicated, MixedOptions(replicaImage), func(t *topology.Topology) ([]Cell, error) {
+		return ObserveMixed(ctx, t, replicaBuild, progress)
+	})
 }
 
 func observeOne(ctx context.Context, eng *topology.Engine, b topology.Build, image string, kind topology.Kind, progress io.Writer) ([]Cell, string, error) {
-	t, err := topology.Start(ctx, eng, b, image, kind, Options())
+	return observeOn(ctx, eng, b, image, kind, Options(), func(t *topology.Topology) ([]Cell, error) {
+		return Observe(ctx, t, progress)
+	})
+}
+
+// observeOn starts a topology, observes it and removes it.
+func observeOn(ctx context.Context, eng *topology.Engine, b topology.Build, image string, kind topology.Kind, opts topology.Options, observe func(*topology.Topology) ([]Cell, error)) ([]Cell, string, error) {
+	t, err := topology.Start(ctx, eng, b, image, kind, opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -151,7 +150,7 @@ func observeOne(ctx context.Context, eng *topology.Engine, b topology.Build, ima
 		defer cancel()
 		t.Terminate(cctx)
 	}()
-	cells, err := Observe(ctx, t, progress)
+	cells, err := observe(t)
 	return cells, t.Version, err
 }
 

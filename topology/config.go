@@ -1,7 +1,11 @@
 package topology
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -111,19 +115,37 @@ func serverConfig(kind Kind, primary string, o Options) string {
 }
 
 // sentinelConfig renders a sentinel's configuration; Sentinel rewrites the
-// file, so it lives in the writable data folder.
-func sentinelConfig(primary string, o Options) string {
+// file, so it lives in the writable data folder. The sentinel is told its
+// own id, the replicas and the other sentinels (with their ids) as it
+// would have written them itself after discovering them: it knows its
+// deployment at once instead of after rounds of hello messages.
+func sentinelConfig(primary, id string, replicas []string, peers map[string]string, o Options) string {
 	host, port, _ := strings.Cut(primary, ":")
-	return strings.Join([]string{
+	lines := []string{
 		fmt.Sprintf("port %d", SentinelPort),
 		"bind 0.0.0.0",
 		"protected-mode no",
 		"dir /data",
+		"sentinel myid " + id,
 		fmt.Sprintf("sentinel monitor %s %s %s 2", MasterSet, host, port),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterSet, o.DownAfter.Milliseconds()),
 		fmt.Sprintf("sentinel failover-timeout %s %d", MasterSet, o.FailoverTimeout.Milliseconds()),
 		fmt.Sprintf("sentinel parallel-syncs %s 2", MasterSet),
-	}, "\n") + "\n"
+	}
+	for _, r := range replicas {
+		lines = append(lines, fmt.Sprintf("sentinel known-replica %s %s", MasterSet, strings.Replace(r, ":", " ", 1)))
+	}
+	for _, addr := range slices.Sorted(maps.Keys(peers)) {
+		lines = append(lines, fmt.Sprintf("sentinel known-sentinel %s %s %s", MasterSet, strings.Replace(addr, ":", " ", 1), peers[addr]))
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// sentinelID is the id of a topology's i-th sentinel: 40 hex characters,
+// as Sentinel's own.
+func sentinelID(runID string, i int) string {
+	sum := sha1.Sum([]byte(fmt.Sprintf("%s/s%d", runID, i)))
+	return hex.EncodeToString(sum[:])
 }
 
 // launchScript is the container's command: it drops the data files when

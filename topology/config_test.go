@@ -1,6 +1,8 @@
 package topology
 
 import (
+	"archive/tar"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +34,15 @@ func TestServerConfig(t *testing.T) {
 
 func TestSentinelConfig(t *testing.T) {
 	o := Options{DownAfter: 800 * time.Millisecond}.withDefaults()
-	conf := sentinelConfig("10.213.7.10:6379", o)
+	id := sentinelID("run1", 0)
+	if len(id) != 40 || id == sentinelID("run1", 1) {
+		t.Errorf("sentinel ids %q and %q: want 40 hex characters, one per sentinel", id, sentinelID("run1", 1))
+	}
+	conf := sentinelConfig("10.213.7.10:6379", id, []string{"10.213.7.11:6379"}, map[string]string{"10.213.7.14:26379": "ab12"}, o)
 	for _, want := range []string{
+		"sentinel myid " + id + "\n",
+		"sentinel known-replica mymaster 10.213.7.11 6379\n",
+		"sentinel known-sentinel mymaster 10.213.7.14 26379 ab12\n",
 		"sentinel monitor mymaster 10.213.7.10 6379 2\n",
 		"sentinel down-after-milliseconds mymaster 800\n",
 		"sentinel failover-timeout mymaster 3000\n",
@@ -116,5 +125,25 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 10.0.0.10:6379@16379 myself,master - 0 
 	}
 	if !nodes[1].primary || nodes[1].slots != 5462 || nodes[2].slots != 5461 {
 		t.Errorf("slots: %+v %+v", nodes[1], nodes[2])
+	}
+}
+
+func TestTarOf(t *testing.T) {
+	b, err := tarOf([]nodeFile{{path: "/data/node.conf", mode: 0o644, data: []byte("port 6379\n")}, {path: "/usr/lib/lockcheck/x.so", mode: 0o755, data: []byte{1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(b)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		names = append(names, fmt.Sprintf("%s %o", h.Name, h.Mode))
+	}
+	want := []string{"data/ 755", "usr/ 755", "usr/lib/ 755", "usr/lib/lockcheck/ 755", "data/node.conf 644", "usr/lib/lockcheck/x.so 755"}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("archive holds %v, want %v", names, want)
 	}
 }

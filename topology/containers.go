@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"strings"
 	"sync"
@@ -72,7 +71,7 @@ func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel
 	if img, ok := t.opts.NodeImages[name]; ok {
 		image = img
 	}
-	files := []tc.ContainerFile{{Reader: bytesReader(conf), ContainerFilePath: confPath, FileMode: 0o644}}
+	files := []nodeFile{{path: confPath, mode: 0o644, data: []byte(conf)}}
 	if err := t.runNode(ctx, n, image, files); err != nil {
 		return n, err
 	}
@@ -81,12 +80,12 @@ func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel
 
 // runNode starts n's container from image with files (its configuration
 // or its data folder) and records where the host reaches it.
-func (t *Topology) runNode(ctx context.Context, n *Node, image string, files []tc.ContainerFile) error {
+func (t *Topology) runNode(ctx context.Context, n *Node, image string, files []nodeFile) error {
 	port := fmt.Sprintf("%d/tcp", n.Port)
-	files = append(files, tc.ContainerFile{Reader: bytesReader("0\n"), ContainerFilePath: clockFile, FileMode: 0o644})
+	files = append(files, nodeFile{path: clockFile, mode: 0o644, data: []byte("0\n")})
 	env := map[string]string{}
 	if t.shim != nil {
-		files = append(files, tc.ContainerFile{Reader: bytesReader(string(t.shim)), ContainerFilePath: shimPath, FileMode: 0o755})
+		files = append(files, nodeFile{path: shimPath, mode: 0o755, data: t.shim})
 		env["LD_PRELOAD"] = shimPath
 	}
 	netName := t.net.Name
@@ -96,7 +95,7 @@ func (t *Topology) runNode(ctx context.Context, n *Node, image string, files []t
 		tc.WithEntrypoint("/bin/sh", "-c"),
 		tc.WithCmd(launchScript(t.Build, n.Sentinel)),
 		tc.WithExposedPorts(port),
-		tc.WithFiles(files...),
+		t.withFiles(files),
 		tc.WithEnv(env),
 		tcnet.WithNetwork([]string{n.Name}, t.net),
 		tc.WithEndpointSettingsModifier(func(es map[string]*network.EndpointSettings) {
@@ -219,5 +218,3 @@ func isNotFound(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "No such container") || strings.Contains(msg, "not found") || strings.Contains(msg, "No such network")
 }
-
-func bytesReader(s string) io.Reader { return strings.NewReader(s) }

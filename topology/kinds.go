@@ -3,6 +3,7 @@ package topology
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -13,36 +14,60 @@ func (t *Topology) startStandalone(ctx context.Context) error {
 	return t.waitPing(ctx, t.Nodes)
 }
 
-// startServers starts a primary n0 and replicas n1..n(count-1) following it.
-func (t *Topology) startServers(ctx context.Context, count int) error {
+// startServers starts a primary n0 and replicas n1..n(count-1), and with
+// them the nodes of more (a Sentinel topology's sentinels), all at once.
+// The replicas are told REPLICAOF once they answer (and keep it in their
+// rewritten configuration): a replicaof line in the file would wait for
+// the replica's once-a-second replication cron to connect.
+func (t *Topology) startServers(ctx context.Context, count int, more ...nodeSpec) error {
 	primary := t.nodeIP(0).String() + fmt.Sprintf(":%d", ServerPort)
-	specs := []nodeSpec{{name: "n0", index: 0, conf: serverConfig(t.Kind, "", t.opts)}}
-	for i := 1; i < count; i++ {
-		specs = append(specs, nodeSpec{name: fmt.Sprintf("n%d", i), index: i, conf: serverConfig(t.Kind, primary, t.opts)})
+	var specs []nodeSpec
+	for i := range count {
+		specs = append(specs, nodeSpec{name: fmt.Sprintf("n%d", i), index: i, conf: serverConfig(t.Kind, "", t.opts)})
 	}
-	if err := t.addNodes(ctx, specs); err != nil {
+	if err := t.addNodes(ctx, append(specs, more...)); err != nil {
 		return err
 	}
-	if err := t.waitPing(ctx, t.Nodes); err != nil {
+	servers := t.Servers()
+	if err := t.waitPing(ctx, servers); err != nil {
 		return err
+	}
+	host, port, _ := strings.Cut(primary, ":")
+	for _, r := range servers[1:] {
+		if _, err := r.Do(ctx, "REPLICAOF", host, port); err != nil {
+			return err
+		}
+		if _, err := r.Do(ctx, "CONFIG", "REWRITE"); err != nil {
+			return err
+		}
 	}
 	return t.waitFor(ctx, "replication links up", func(ctx context.Context) error {
-		return t.replicationUp(ctx, t.Nodes[0], t.Nodes[1:])
+		return t.replicationUp(ctx, servers[0], servers[1:])
 	})
 }
 
 func (t *Topology) startReplicated(ctx context.Context) error { return t.startServers(ctx, 3) }
 
+// startSentinel starts the servers and three sentinels at once, each
+// sentinel configured with the deployment it would otherwise discover.
 func (t *Topology) startSentinel(ctx context.Context) error {
-	if err := t.startServers(ctx, 3); err != nil {
-		return err
+	primary := t.nodeIP(0).String() + fmt.Sprintf(":%d", ServerPort)
+	var replicas []string
+	for i := 1; i < 3; i++ {
+		replicas = append(replicas, fmt.Sprintf("%s:%d", t.nodeIP(i), ServerPort))
 	}
-	primary := t.Nodes[0].Internal()
+	ids := map[string]string{}
+	for i := range 3 {
+		ids[fmt.Sprintf("%s:%d", t.nodeIP(3+i), SentinelPort)] = sentinelID(t.RunID, i)
+	}
 	var specs []nodeSpec
 	for i := range 3 {
-		specs = append(specs, nodeSpec{name: fmt.Sprintf("s%d", i), index: 3 + i, sentinel: true, conf: sentinelConfig(primary, t.opts)})
+		self := fmt.Sprintf("%s:%d", t.nodeIP(3+i), SentinelPort)
+		peers := maps.Clone(ids)
+		delete(peers, self)
+		specs = append(specs, nodeSpec{name: fmt.Sprintf("s%d", i), index: 3 + i, sentinel: true, conf: sentinelConfig(primary, ids[self], replicas, peers, t.opts)})
 	}
-	if err := t.addNodes(ctx, specs); err != nil {
+	if err := t.startServers(ctx, 3, specs...); err != nil {
 		return err
 	}
 	return t.waitFor(ctx, "sentinels to agree on the primary", func(ctx context.Context) error {

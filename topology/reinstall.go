@@ -2,7 +2,6 @@ package topology
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/moby/moby/client"
-	tc "github.com/testcontainers/testcontainers-go"
 )
 
 // ImageOf is the image of build name: the topology's own, or one of
@@ -86,13 +84,13 @@ func (n *Node) Reinstall(ctx context.Context, image string, keepData bool) error
 // dataFiles copies the stopped node's data folder out of its container,
 // as files to put into the next one; without keepData, its configuration
 // only.
-func (n *Node) dataFiles(ctx context.Context, keepData bool) ([]tc.ContainerFile, error) {
+func (n *Node) dataFiles(ctx context.Context, keepData bool) ([]nodeFile, error) {
 	res, err := n.topo.eng.cli.CopyFromContainer(ctx, n.c.GetContainerID(), client.CopyFromContainerOptions{SourcePath: "/data"})
 	if err != nil {
 		return nil, fmt.Errorf("copy the data folder: %w", err)
 	}
 	defer res.Content.Close()
-	var files []tc.ContainerFile
+	var files []nodeFile
 	tr := tar.NewReader(res.Content)
 	for {
 		h, err := tr.Next()
@@ -114,7 +112,7 @@ func (n *Node) dataFiles(ctx context.Context, keepData bool) ([]tc.ContainerFile
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", h.Name, err)
 		}
-		files = append(files, tc.ContainerFile{Reader: bytes.NewReader(b), ContainerFilePath: path.Join("/data", rel), FileMode: h.Mode & 0o777})
+		files = append(files, nodeFile{path: path.Join("/data", rel), mode: h.Mode & 0o777, data: b})
 	}
 }
 

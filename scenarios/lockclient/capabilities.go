@@ -45,13 +45,9 @@ func Probe(ctx context.Context, opt valkey.ClientOption) (Capabilities, error) {
 		return nil, fmt.Errorf("probe: connect: %w", err)
 	}
 	defer c.Close()
-	caps := Capabilities{}
-	info, err := c.Do(ctx, c.B().Arbitrary("COMMAND", "INFO", "DELIFEQ", "DELEX").Build()).ToArray()
+	caps, err := commandInfo(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("probe: COMMAND INFO: %w", err)
-	}
-	for i, cp := range []Capability{CapDELIFEQ, CapDELEX} {
-		caps[cp] = i < len(info) && !info[i].IsNil()
+		return nil, err
 	}
 	scratch := "lockcheck:probe:{" + newToken() + "}"
 	err = c.Do(ctx, c.B().Arbitrary("SET").Keys(scratch).Args("v", "IFEQ", "v").Build()).Error()
@@ -68,6 +64,20 @@ func Probe(ctx context.Context, opt valkey.ClientOption) (Capabilities, error) {
 		return nil, fmt.Errorf("probe: EVAL: %w", err)
 	}
 	caps[CapLua] = err == nil
+	return caps, nil
+}
+
+// commandInfo starts a probe's answer with COMMAND INFO DELIFEQ DELEX,
+// nil for a command the server does not know.
+func commandInfo(ctx context.Context, c valkey.Client) (Capabilities, error) {
+	caps := Capabilities{}
+	info, err := c.Do(ctx, c.B().Arbitrary("COMMAND", "INFO", "DELIFEQ", "DELEX").Build()).ToArray()
+	if err != nil {
+		return nil, fmt.Errorf("probe: COMMAND INFO: %w", err)
+	}
+	for i, cp := range []Capability{CapDELIFEQ, CapDELEX} {
+		caps[cp] = i < len(info) && !info[i].IsNil()
+	}
 	return caps, nil
 }
 
@@ -119,13 +129,9 @@ func (caps Capabilities) Check(kind, server, version string) error {
 // options, so Probe's SET IFEQ cannot be tried on one), and EVAL_RO of a
 // trivial script.
 func ProbeNode(ctx context.Context, c valkey.Client) (Capabilities, error) {
-	caps := Capabilities{}
-	info, err := c.Do(ctx, c.B().Arbitrary("COMMAND", "INFO", "DELIFEQ", "DELEX").Build()).ToArray()
+	caps, err := commandInfo(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("probe: COMMAND INFO: %w", err)
-	}
-	for i, cp := range []Capability{CapDELIFEQ, CapDELEX} {
-		caps[cp] = i < len(info) && !info[i].IsNil()
+		return nil, err
 	}
 	docs, err := c.Do(ctx, c.B().Arbitrary("COMMAND", "DOCS", "SET").Build()).ToAny()
 	if err != nil {
