@@ -110,7 +110,7 @@ section.key { margin-bottom: 1.2em; }
 <table class="steps"><tr><th>step</th><th>from</th><th>to</th><th>servers</th><th>the client's lock commands</th><th>replication</th><th>found in the step</th></tr>
 {{range .Steps}}<tr class="{{if .Found}}fail{{else}}pass{{end}}"><td>{{.Detail}}</td><td>{{secs .Start}}</td><td>{{if .End}}{{secs .End}}{{else}}end of run{{end}}</td>
 <td>{{range .Nodes}}{{node .}}{{if .CanLead}} (can lead){{end}}<br>{{end}}</td><td>{{.Understood}}</td>
-<td>{{range .Links}}{{.}}<br>{{else}}every link up{{end}}</td><td class="status">{{range $k, $v := .Found}}{{$k}}: {{$v}}<br>{{else}}nothing{{end}}</td></tr>
+<td>{{range .Links}}{{.}}<br>{{else}}every link up{{end}}{{range .Behind}}<br>{{.}}{{end}}</td><td class="status">{{range $k, $v := .Found}}{{$k}}: {{$v}}<br>{{else}}nothing{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Faults}}<h2>Faults</h2>
 <table><tr><th>fault</th><th>target</th><th>from</th><th>to</th><th>detail</th></tr>

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -27,6 +28,13 @@ type Step struct {
 	Probed bool `json:"probed"`
 	// Links lists the replicas whose link to their primary is not up.
 	Links []string `json:"links_down,omitempty"`
+	// Behind lists the replicas that lack one of the client's commands
+	// their primary accepts: a command the primary feeds them verbatim
+	// (SET IFEQ without an expiry, or with KEEPTTL) is refused there and
+	// the replica keeps the old value while its link stays up (compat's
+	// mixed/ cells); DELIFEQ is fed as DEL and SET IFEQ with PX as SET
+	// PXAT, which every build applies.
+	Behind []string `json:"behind,omitempty"`
 	// Found counts each check's failing findings that overlap the step.
 	Found map[string]int `json:"found,omitempty"`
 }
@@ -51,6 +59,7 @@ func Steps(h *history.History, checks checker.Checks) []Step {
 				st.Links = append(st.Links, fmt.Sprintf("%s: %s", n.Name, n.Link))
 			}
 		}
+		st.Behind = behind(f.Nodes)
 		for _, c := range checks {
 			if k := c.InWindows[f.Start]; k > 0 {
 				if st.Found == nil {
@@ -60,6 +69,31 @@ func Steps(h *history.History, checks checker.Checks) []Step {
 			}
 		}
 		out = append(out, st)
+	}
+	return out
+}
+
+// behind lists the replicas lacking a command their primary has.
+func behind(nodes []history.NodeState) []string {
+	byName := map[string]history.NodeState{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	var out []string
+	for _, n := range nodes {
+		p, ok := byName[n.Following]
+		if n.Role != "replica" || !ok || !n.Probed || !p.Probed {
+			continue
+		}
+		var lacks []string
+		for _, m := range n.Missing {
+			if !slices.Contains(p.Missing, m) {
+				lacks = append(lacks, m)
+			}
+		}
+		if len(lacks) > 0 {
+			out = append(out, fmt.Sprintf("%s (%s) lacks %s, which its primary %s (%s) accepts", n.Name, n.Version, strings.Join(lacks, ", "), p.Name, p.Version))
+		}
 	}
 	return out
 }

@@ -84,6 +84,9 @@ func writeSteps(w io.Writer, steps []reports.Step) {
 		if len(st.Links) > 0 {
 			parts = append(parts, "link down: "+strings.Join(st.Links, ", "))
 		}
+		if len(st.Behind) > 0 {
+			parts = append(parts, "replica behind its primary: "+strings.Join(st.Behind, "; "))
+		}
 		var found []string
 		for _, k := range sortedKeys(st.Found) {
 			found = append(found, fmt.Sprintf("%s %d", k, st.Found[k]))
