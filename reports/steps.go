@@ -73,7 +73,13 @@ func Steps(h *history.History, checks checker.Checks) []Step {
 	return out
 }
 
-// behind lists the replicas lacking a command their primary has.
+// fedVerbatim are the client commands (lockclient's capability names) a
+// primary may feed its replicas as sent: SET IFEQ without an expiry or
+// with KEEPTTL. DELIFEQ goes as DEL, scripts as their effects.
+var fedVerbatim = []string{"SET IFEQ"}
+
+// behind lists the replicas lacking a command their primary has and
+// feeds as sent.
 func behind(nodes []history.NodeState) []string {
 	byName := map[string]history.NodeState{}
 	for _, n := range nodes {
@@ -87,7 +93,7 @@ func behind(nodes []history.NodeState) []string {
 		}
 		var lacks []string
 		for _, m := range n.Missing {
-			if !slices.Contains(p.Missing, m) {
+			if slices.Contains(fedVerbatim, m) && !slices.Contains(p.Missing, m) {
 				lacks = append(lacks, m)
 			}
 		}
