@@ -39,6 +39,11 @@ type Matrix struct {
 	Log io.Writer
 	// StopOnViolation ends each run at its first violation (Options).
 	StopOnViolation bool
+	// Parallel is how many runs go at once, each on its own topology (1
+	// when 0). kill-primary times its kill by what the run's history
+	// shows (an acquire on the cut primary), not by the clock, so a busier
+	// machine delays the race rather than hiding it.
+	Parallel int
 }
 
 // MatrixBuild is a build and, when its image cannot be had, why.

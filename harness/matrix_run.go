@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/reports"
@@ -14,38 +15,63 @@ import (
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// Run makes every run in turn, each on a fresh topology torn down after
-// it, and rewrites the index after each, so that index.html always shows
-// what finished. After Ctrl-C (ctx ended) it tears down the current run and
-// returns the index as it stands. The error is only for the index's files:
-// a run that failed is a cell with its reason.
+// Run makes every run, Parallel at a time (one by default), each on a
+// fresh topology torn down after it, and rewrites the index after each,
+// so that index.html always shows what finished. After Ctrl-C (ctx ended)
+// it tears down the runs in progress and returns the index as it stands.
+// The error is only for the index's files: a run that failed is a cell
+// with its reason.
 func (m *Matrix) Run(ctx context.Context, eng *topology.Engine) (*reports.Index, error) {
 	idx, runs := m.layout()
 	begin := time.Now()
-	fmt.Fprintf(m.Log, "matrix: %d runs (%s × %s × %s × %s, %s each), %d n/a, %d unavailable -> %s\n", len(runs),
+	fmt.Fprintf(m.Log, "matrix: %d runs (%s × %s × %s × %s, %s each, %d at a time), %d n/a, %d unavailable -> %s\n", len(runs),
 		joinNames(m.Builds, func(b MatrixBuild) string { return b.Name }),
 		joinNames(m.Kinds, func(k topology.Kind) string { return string(k) }),
 		strings.Join(m.Clients, ","),
-		strings.Join(m.Faults, ","), m.Duration,
+		strings.Join(m.Faults, ","), m.Duration, max(m.Parallel, 1),
 		idx.Count(reports.CellNA), idx.Count(reports.CellUnavailable), filepath.Join(m.Out, "index.html"))
 	writeErr := m.write(idx, begin)
+	var (
+		mu   sync.Mutex // idx, writeErr, done and the log
+		done int
+		wg   sync.WaitGroup
+	)
+	slots := make(chan struct{}, max(m.Parallel, 1))
 	for i, r := range runs {
+		slots <- struct{}{}
 		if ctx.Err() != nil {
+			<-slots
 			break
 		}
+		mu.Lock()
 		cell := &idx.Cells[r.cell]
 		fmt.Fprintf(m.Log, "[%d/%d] start %s, seed %d (elapsed %s)\n", i+1, len(runs), r.scenario.Name(), cell.Seed, since(begin))
-		runBegin := time.Now()
-		m.runOne(ctx, eng, r, cell)
-		if cell.Result != nil {
-			setVersion(idx, cell)
-		}
-		fmt.Fprintf(m.Log, "[%d/%d] end   %s: %s in %s (%d/%d done, elapsed %s)\n", i+1, len(runs), r.scenario.Name(),
-			cellLine(cell), since(runBegin), i+1, len(runs), since(begin))
-		if err := m.write(idx, begin); err != nil {
-			writeErr = err
-		}
+		mu.Unlock()
+		wg.Go(func() {
+			defer func() { <-slots }()
+			runBegin := time.Now()
+			// the run fills its own cell; the index is read and written
+			// under mu
+			var own reports.IndexCell
+			mu.Lock()
+			own = *cell
+			mu.Unlock()
+			m.runOne(ctx, eng, r, &own)
+			mu.Lock()
+			defer mu.Unlock()
+			*cell = own
+			if cell.Result != nil {
+				setVersion(idx, cell)
+			}
+			done++
+			fmt.Fprintf(m.Log, "[%d/%d] end   %s: %s in %s (%d/%d done, elapsed %s)\n", i+1, len(runs), r.scenario.Name(),
+				cellLine(cell), since(runBegin), done, len(runs), since(begin))
+			if err := m.write(idx, begin); err != nil {
+				writeErr = err
+			}
+		})
 	}
+	wg.Wait()
 	idx.Complete = ctx.Err() == nil && Incomplete(idx) == 0
 	if err := m.write(idx, begin); err != nil {
 		writeErr = err

@@ -34,7 +34,7 @@ report: the unfenced client's double holders under failover are findings,
 not failures); 1 when a fenced client's fence check failed in any run (a
 fenced client must never let a stale holder's write through); 2 on bad
 input, when a topology did not start or a run failed, or when the matrix was
-interrupted (Ctrl-C stops it after tearing down the current run; index.html
+interrupted (Ctrl-C stops it after tearing down the runs in progress; index.html
 then shows what finished). 1 wins over 2.
 
 Flags:
@@ -53,6 +53,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	ttl := fs.Duration("ttl", scenarios.Scenario{}.WithDefaults().TTL, "lease asked for by every acquire and extend")
 	shard := fs.String("shard", "", "I/N: run only the I-th of N parts of the matrix (same seeds as the whole; lockcheck merge joins the parts' folders)")
 	out := fs.String("out", "out/matrix", "folder for index.html, matrix.json, junit.xml and one folder per run (a run's folder is replaced)")
+	parallel := fs.Int("parallel", 1, "runs at once, each on its own topology")
 	var sf sourceFlags
 	sf.register(fs)
 	fs.Usage = func() {
@@ -69,7 +70,10 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck matrix -h for the flags", fs.Arg(0))
 	}
-	m := harness.Matrix{Duration: *duration, TTL: *ttl, Seed: *seed, Out: *out, Log: stderr, StopOnViolation: *stop}
+	if *parallel < 1 {
+		return fail(stderr, "--parallel %d: give 1 or more runs at once", *parallel)
+	}
+	m := harness.Matrix{Duration: *duration, TTL: *ttl, Seed: *seed, Out: *out, Log: stderr, StopOnViolation: *stop, Parallel: *parallel}
 	if *shard != "" {
 		if _, err := fmt.Sscanf(*shard, "%d/%d", &m.Shard, &m.Shards); err != nil || m.Shards < 1 || m.Shard < 1 || m.Shard > m.Shards || fmt.Sprintf("%d/%d", m.Shard, m.Shards) != *shard {
 			return fail(stderr, "--shard %q: want I/N with 1 <= I <= N, e.g. 2/3", *shard)
