@@ -118,7 +118,12 @@ func serverConfig(kind Kind, primary string, o Options) string {
 // file, so it lives in the writable data folder. The sentinel is told its
 // own id, the replicas and the other sentinels (with their ids) as it
 // would have written them itself after discovering them: it knows its
-// deployment at once instead of after rounds of hello messages.
+// deployment at once instead of after rounds of hello messages. It starts
+// with down-after startDownAfter, not Options.DownAfter: the sentinels
+// start with the servers, and one that saw the primary silent for a
+// second before it listened would fail it over onto a replica that was
+// not yet following it; startSentinel sets the real value once the
+// sentinels agree.
 func sentinelConfig(primary, id string, replicas []string, peers map[string]string, o Options) string {
 	host, port, _ := strings.Cut(primary, ":")
 	lines := []string{
@@ -128,7 +133,7 @@ func sentinelConfig(primary, id string, replicas []string, peers map[string]stri
 		"dir /data",
 		"sentinel myid " + id,
 		fmt.Sprintf("sentinel monitor %s %s %s 2", MasterSet, host, port),
-		fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterSet, o.DownAfter.Milliseconds()),
+		fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterSet, startDownAfter.Milliseconds()),
 		fmt.Sprintf("sentinel failover-timeout %s %d", MasterSet, o.FailoverTimeout.Milliseconds()),
 		fmt.Sprintf("sentinel parallel-syncs %s 2", MasterSet),
 	}
@@ -140,6 +145,9 @@ func sentinelConfig(primary, id string, replicas []string, peers map[string]stri
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
+
+// startDownAfter is the sentinels' down-after while the topology starts.
+const startDownAfter = time.Minute
 
 // sentinelID is the id of a topology's i-th sentinel: 40 hex characters,
 // as Sentinel's own.

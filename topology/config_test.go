@@ -44,7 +44,7 @@ func TestSentinelConfig(t *testing.T) {
 		"sentinel known-replica mymaster 10.213.7.11 6379\n",
 		"sentinel known-sentinel mymaster 10.213.7.14 26379 ab12\n",
 		"sentinel monitor mymaster 10.213.7.10 6379 2\n",
-		"sentinel down-after-milliseconds mymaster 800\n",
+		"sentinel down-after-milliseconds mymaster 60000\n", // until the sentinels agree
 		"sentinel failover-timeout mymaster 3000\n",
 		"port 26379\n",
 	} {

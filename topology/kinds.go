@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 )
 
@@ -70,9 +71,19 @@ func (t *Topology) startSentinel(ctx context.Context) error {
 	if err := t.startServers(ctx, 3, specs...); err != nil {
 		return err
 	}
-	return t.waitFor(ctx, "sentinels to agree on the primary", func(ctx context.Context) error {
+	if err := t.waitFor(ctx, "sentinels to agree on the primary", func(ctx context.Context) error {
 		return t.sentinelsAgree(ctx, primary)
-	})
+	}); err != nil {
+		return err
+	}
+	// the real detection time, now that nothing can look down at start
+	ms := strconv.FormatInt(t.opts.DownAfter.Milliseconds(), 10)
+	for _, s := range t.Sentinels() {
+		if _, err := s.Do(ctx, "SENTINEL", "SET", MasterSet, "down-after-milliseconds", ms); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replicationUp holds when the primary counts every replica online and each
