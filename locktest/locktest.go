@@ -125,6 +125,10 @@ func (e *Env) Run(t testing.TB, s Scenario, newClient NewClient, opts ...Option)
 	if err := s.Validate(); err != nil {
 		t.Fatalf("locktest: scenario: %v", err)
 	}
+	if s.UpgradeTo != "" {
+		// an upgrade changes the topology it runs on, which locktest shares
+		t.Fatalf("locktest: scenario: a rolling upgrade (UpgradeTo) runs through lockcheck upgrade, not locktest")
+	}
 	if o.expect == checker.ExpectFenceHolds && !s.Fenced {
 		t.Fatalf("locktest: ExpectFenceHolds needs a client that draws fences: set Scenario.Fenced and return a fence with every OK acquire")
 	}
