@@ -109,7 +109,8 @@ func (t *Topology) replicationUp(ctx context.Context, primary *Node, replicas []
 }
 
 // sentinelsAgree holds when every sentinel names primary, knows both
-// replicas and the two other sentinels: only then can they fail over.
+// replicas and the two other sentinels, and has had an answer from each
+// within the last second: only then can they fail over.
 func (t *Topology) sentinelsAgree(ctx context.Context, primary string) error {
 	for _, s := range t.Sentinels() {
 		c, err := s.Client()
@@ -129,6 +130,27 @@ func (t *Topology) sentinelsAgree(ctx context.Context, primary string) error {
 		}
 		if m["num-slaves"] != "2" || m["num-other-sentinels"] != "2" {
 			return fmt.Errorf("%s knows %s replicas and %s other sentinels, want 2 and 2", s.Name, m["num-slaves"], m["num-other-sentinels"])
+		}
+		// Told of its deployment in its configuration, a sentinel knows
+		// it before it has reached it: also require it to be in touch
+		// with each, or a shorter down-after would find them silent.
+		if m["flags"] != "master" || atoi(m["last-ok-ping-reply"]) >= 1000 {
+			return fmt.Errorf("%s sees the primary as %q, last answered %s ms ago", s.Name, m["flags"], m["last-ok-ping-reply"])
+		}
+		for _, list := range []string{"REPLICAS", "SENTINELS"} {
+			peers, err := c.Do(ctx, c.B().Arbitrary("SENTINEL", list, MasterSet).Build()).ToArray()
+			if err != nil {
+				return fmt.Errorf("%s: SENTINEL %s: %w", s.Name, list, err)
+			}
+			for _, p := range peers {
+				pm, err := p.AsStrMap()
+				if err != nil {
+					return fmt.Errorf("%s: SENTINEL %s: %w", s.Name, list, err)
+				}
+				if f := pm["flags"]; (f != "slave" && f != "sentinel") || atoi(pm["last-ok-ping-reply"]) >= 1000 {
+					return fmt.Errorf("%s sees %s as %q, last answered %s ms ago", s.Name, pm["name"], f, pm["last-ok-ping-reply"])
+				}
+			}
 		}
 	}
 	return nil
