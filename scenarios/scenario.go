@@ -278,8 +278,9 @@ func (s Scenario) Schedule() ([]fault.Event, error) {
 		return nil, err
 	}
 	if s.UpgradeTo != "" {
-		// one upgrade, from a short warm-up
-		return []fault.Event{{At: time.Second, Fault: fault.RollingUpgrade.Name(), Key: s.LockKeys()[0]}}, nil
+		// one upgrade from the start, so that its first window (every
+		// node on the old build) holds the run's first operations too
+		return []fault.Event{{At: 0, Fault: fault.RollingUpgrade.Name(), Key: s.LockKeys()[0]}}, nil
 	}
 	return fault.Schedule(s.Seed, faults, s.LockKeys(), s.Duration, s.TTL), nil
 }

