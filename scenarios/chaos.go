@@ -61,7 +61,10 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	if w.Freezer == nil {
 		w.Freezer = fault.NewFreezer()
 	}
-	env := fault.Env{Topo: t, Rec: w.Recorder, TTL: w.TTL, CallTimeout: w.CallTimeout, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer,
+	if w.Gate == nil {
+		w.Gate = fault.NewGate()
+	}
+	env := fault.Env{Topo: t, Rec: w.Recorder, TTL: w.TTL, CallTimeout: w.CallTimeout, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer, Gate: w.Gate,
 		UpgradeTo: w.UpgradeTo, Probe: probeFor(w.Client)}
 
 	// The faults end with the workload; a fault that panics ends both (the

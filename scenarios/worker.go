@@ -66,10 +66,11 @@ func (wk *worker) hold(ctx context.Context, p Plan) {
 }
 
 // acquire retries with jittered backoff until it holds the lock or the run
-// ends.
+// ends. Each attempt first passes kill-primary's gate (shut only while that
+// fault waits for the key to be free everywhere).
 func (wk *worker) acquire(ctx context.Context, p Plan) (lockclient.Result, bool) {
 	jitter := rand.New(rand.NewPCG(p.Jitter, 0))
-	for n := 0; ctx.Err() == nil; n++ {
+	for n := 0; wk.w.Gate.Pass(ctx) && ctx.Err() == nil; n++ {
 		r := wk.call(history.Acquire, p.Key, "", wk.w.TTL, func(c context.Context) lockclient.Result {
 			return wk.client.Acquire(c, p.Key, wk.w.TTL)
 		})

@@ -28,6 +28,8 @@ type Workload struct {
 	Recorder *history.Recorder
 	// Freezer, when set, lets the pause-client fault freeze a holder.
 	Freezer *fault.Freezer
+	// Gate, when set, lets kill-primary hold back acquire attempts.
+	Gate *fault.Gate
 	// Log receives lost locks and client notes; nil discards.
 	Log *slog.Logger
 	// Progress, when set, gets the counters every ProgressEvery (1 s) and

@@ -40,6 +40,9 @@ type Env struct {
 	AOF bool
 	// Freezer reaches the workload's holders, for pause-client.
 	Freezer *Freezer
+	// Gate, when set, holds back the workload's acquires, for
+	// kill-primary.
+	Gate *Gate
 	// From, when set, is the instant (on Rec's clock) from which an
 	// acquire counts as the one a fault waits for; by default, from when
 	// the fault starts waiting. A script sets it before its acquire so the

@@ -13,18 +13,31 @@ import (
 )
 
 // KillPrimary is the article's failover race, made likely by design:
-// replication to every replica is stalled (each replica drops the packets
-// of its primary: pausing the process would not do, since the kernel still
-// buffers the stream for it), the fault waits until a client acquires a
-// lock on the primary alone, SIGKILLs it and resumes the replicas. Sentinel or the
-// cluster promotes a replica that never saw the write, and a second client
-// can take the same lock. The killed node comes back empty, or with its
-// AOF when the run turns AOF on, and rejoins as a replica.
+// the workload's acquires are held back (its Gate) until the key is free
+// on the primary and its replicas, replication to every replica is
+// stalled (each replica drops the packets of its primary: pausing the
+// process would not do, since the kernel still buffers the stream for
+// it), the acquires go on, and the fault SIGKILLs the primary right after
+// the first lock taken there: a lock only the primary has. Sentinel or the
+// cluster promotes a replica that never saw it and holds no copy of an
+// older lock either, so the first client to try on the new primary takes
+// the same lock. Without a gate (a scripted run) the fault waits instead
+// until the replicas' copy of the last lock has expired. The killed node
+// comes back empty, or with its AOF when the run turns AOF on, and rejoins
+// as a replica.
 var KillPrimary Fault = killPrimary{faultBase{"kill-primary", failsOver}}
 
 type killPrimary struct{ faultBase }
 
 func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
+	win, end := env.openWindow(f.name, nil, "replication cut off until a lock exists on the primary alone")
+	defer end()
+	free := false
+	if env.Gate != nil {
+		env.Gate.shut()
+		defer env.Gate.reopen()
+		free = awaitFree(ctx, env.Topo, env.Key, max(2*env.TTL, 5*time.Second))
+	}
 	// Stall replication everywhere a lock may land: the replicas of every
 	// primary (one primary in Sentinel, three in a cluster), all at once.
 	var cuts []cut
@@ -34,15 +47,17 @@ func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
 		}
 	}
 	replicas := cutAll(ctx, cuts)
-	env.Log.Info("replication cut", "replicas", len(replicas))
-	win, end := env.openWindow(f.name, nil, fmt.Sprintf("%d replicas cut off from their primary until a lock is acquired", len(replicas)))
-	defer end()
+	env.Log.Info("replication cut", "replicas", len(replicas), "key_free", free)
 	paused := replicas
 	defer func() {
 		cctx, cancel := cleanup(ctx)
 		defer cancel()
 		err = errors.Join(err, healAll(cctx, paused))
 	}()
+	if env.From == 0 {
+		env.From = env.Rec.Now() // the acquires the gate let go count
+	}
+	env.Gate.reopen()
 	// The lock must be new to the replicas: a key they still hold from
 	// before the cut (the previous holder's, released on the primary
 	// alone) would keep the lock taken after the failover.
@@ -60,7 +75,8 @@ func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
 		return err
 	}
 	env.Log.Info("killed primary", "node", old.Name, "key", key, "after_acquire", landed)
-	env.Rec.FaultTarget(win, old.Name, fmt.Sprintf("%d replicas cut off; SIGKILL after an acquire of %s (landed: %v)", len(replicas), key, landed))
+	env.Rec.FaultTarget(win, old.Name, fmt.Sprintf("%d replicas cut off with %s free everywhere (%v); SIGKILL after an acquire of %s (landed: %v)",
+		len(replicas), env.Key, free, key, landed))
 	cctx, cancel := cleanup(ctx)
 	err = healAll(cctx, paused)
 	cancel()
@@ -75,6 +91,30 @@ func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
 		return errors.Join(perr, rerr)
 	}
 	return errors.Join(perr, awaitRole(cctx, old, topology.RoleReplica, 30*time.Second))
+}
+
+// awaitFree waits until key is on neither its primary nor any replica of
+// it (its holder released it, or it expired, and replication carried
+// that), or limit passes; it says which.
+func awaitFree(ctx context.Context, t *topology.Topology, key string, limit time.Duration) bool {
+	p, err := t.Primary(ctx, key)
+	if err != nil {
+		return false
+	}
+	nodes := append([]*topology.Node{p}, replicasOf(ctx, t, p)...)
+	if t.Kind == topology.Cluster {
+		for _, r := range nodes[1:] {
+			r.Do(ctx, "READONLY")
+		}
+	}
+	return pace.Poll(ctx, limit, 5*time.Millisecond, func() bool {
+		for _, n := range nodes {
+			if v, err := n.Do(ctx, "EXISTS", key); err != nil || v != "0" {
+				return false
+			}
+		}
+		return true
+	}) == nil
 }
 
 // Failover is a clean, operator-started failover: SENTINEL FAILOVER, or

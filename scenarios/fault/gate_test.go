@@ -1,0 +1,45 @@
+package fault
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestGateHoldsBackUntilReopened(t *testing.T) {
+	var none *Gate
+	if !none.Pass(context.Background()) {
+		t.Fatal("a nil gate held an attempt back")
+	}
+	g := NewGate()
+	if !g.Pass(context.Background()) {
+		t.Fatal("a new gate is shut")
+	}
+	g.shut()
+	passed := make(chan bool, 3)
+	for range 3 {
+		go func() { passed <- g.Pass(context.Background()) }()
+	}
+	select {
+	case <-passed:
+		t.Fatal("an attempt passed a shut gate")
+	case <-time.After(50 * time.Millisecond):
+	}
+	g.reopen()
+	for range 3 {
+		if !<-passed {
+			t.Fatal("an attempt was refused after the gate reopened")
+		}
+	}
+	g.shut()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if g.Pass(ctx) {
+		t.Fatal("a shut gate let an attempt through after its context ended")
+	}
+	g.reopen()
+	g.reopen() // twice is harmless
+	if !g.Pass(context.Background()) {
+		t.Fatal("the gate stayed shut")
+	}
+}
