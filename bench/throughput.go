@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -58,7 +60,7 @@ func (b *bench) throughputSection(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
-		h, err := opBound(b.cfg, int64(i+1), b.cfg.tpDuration, history.NewRecorder()).Run(ctx, lockclient.ConfigFor(t))
+		h, err := b.recordedRun(ctx, int64(i+1), lockclient.ConfigFor(t))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("workload: %w", err))
 		} else {
@@ -67,14 +69,14 @@ func (b *bench) throughputSection(ctx context.Context) error {
 			allOps, lockOps = allOps+len(h.Ops), lockOps+n
 			b.log.Info("workload throughput", "run", i+1, "lock_ops", n, "ops_per_s", int(rate))
 		}
-		if h, err := opBound(b.cfg, int64(i+1), b.cfg.tpDuration, history.NewRecorder()).Run(ctx, lockclient.ConfigFor(tp)); err != nil {
+		if h, err := b.recordedRun(ctx, int64(i+1), lockclient.ConfigFor(tp)); err != nil {
 			errs = append(errs, fmt.Errorf("workload on fault links: %w", err))
 		} else {
 			_, rate := lockRate(h)
 			linked = append(linked, rate)
 			b.log.Info("workload throughput on fault links", "run", i+1, "ops_per_s", int(rate))
 		}
-		if h, err := opBound(b.cfg, int64(i+1), b.cfg.tpDuration, history.NewRecorder()).Run(ctx, throughProxy(lockclient.ConfigFor(tp))); err != nil {
+		if h, err := b.recordedRun(ctx, int64(i+1), throughProxy(lockclient.ConfigFor(tp))); err != nil {
 			errs = append(errs, fmt.Errorf("workload through the proxy: %w", err))
 		} else {
 			_, rate := lockRate(h)
@@ -142,6 +144,31 @@ func throughProxy(cfg lockclient.Config) lockclient.Config {
 		return d.DialContext(ctx, "tcp", addr)
 	}
 	return cfg
+}
+
+// recordedRun runs the op-bound workload recording the way a run does:
+// every operation streamed to ops.jsonl (a temporary folder here), only
+// the latest kept in memory; the history is read back from the stream
+// after the timed run.
+func (b *bench) recordedRun(ctx context.Context, seed int64, lcfg lockclient.Config) (*history.History, error) {
+	dir, err := os.MkdirTemp("", "lockcheck-throughput-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, history.StreamName)
+	rec := history.NewRecorder()
+	if err := rec.StreamTo(path, history.Meta{}); err != nil {
+		return nil, err
+	}
+	_, err = opBound(b.cfg, seed, b.cfg.tpDuration, rec).Run(ctx, lcfg)
+	if cerr := rec.CloseStream(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return history.LoadStream(path)
 }
 
 // lockRate counts the lock calls of h and their rate between the first
