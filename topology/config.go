@@ -92,6 +92,10 @@ func serverConfig(kind Kind, primary string, o Options) string {
 		// Replicas resynchronise over the socket at once after a failover.
 		"repl-diskless-sync yes",
 		"repl-diskless-sync-delay 0",
+		// A replica with nothing to lose loads the stream as it arrives:
+		// saved to disk first, the load waits for the main thread to see
+		// the download finished, up to 0.75 s later (observed on 9.1).
+		"repl-diskless-load on-empty-db",
 		"enable-debug-command yes",
 	}
 	if o.AOF {

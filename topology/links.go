@@ -181,7 +181,6 @@ type nodeLink struct {
 // set puts f on (nil: off) for every connection, wrapped or proxied.
 func (nl *nodeLink) set(f *linkFault) {
 	nl.fault.Store(f)
-	nl.proxy.kick()
 }
 
 // reset resets every client connection to the node, wrapped and proxied,
