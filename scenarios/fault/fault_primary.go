@@ -30,10 +30,13 @@ var KillPrimary Fault = killPrimary{faultBase{"kill-primary", failsOver}}
 type killPrimary struct{ faultBase }
 
 func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
-	win, end := env.openWindow(f.name, nil, "replication cut off until a lock exists on the primary alone")
-	defer end()
+	const detail = "replication cut off until a lock exists on the primary alone"
+	win, end := -1, func() {}
+	defer func() { end() }()
 	free := false
 	if env.Gate != nil {
+		// The window opens as the fault starts holding acquires back.
+		win, end = env.openWindow(f.name, nil, detail)
 		env.Gate.shut()
 		defer env.Gate.reopen()
 		free = awaitFree(ctx, env.Topo, env.Key, max(2*env.TTL, 5*time.Second))
@@ -48,6 +51,10 @@ func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
 	}
 	replicas := cutAll(ctx, cuts)
 	env.Log.Info("replication cut", "replicas", len(replicas), "key_free", free)
+	if env.Gate == nil {
+		// A script acquires once the window opens: only after the cut.
+		win, end = env.openWindow(f.name, nil, detail)
+	}
 	paused := replicas
 	defer func() {
 		cctx, cancel := cleanup(ctx)
