@@ -110,8 +110,10 @@ func (wk *worker) work(ctx context.Context, p Plan, held lockclient.Result) bool
 		}
 		if stalled {
 			wk.cnt.stalls.Add(1)
-		}
-		if !pace.Sleep(ctx, d) {
+			if !pace.Sleep(ctx, d) {
+				return true
+			}
+		} else if !wk.step(ctx, d, &end) {
 			return true
 		}
 		last := !time.Now().Before(end)
@@ -141,6 +143,25 @@ func (wk *worker) work(ctx context.Context, p Plan, held lockclient.Result) bool
 			return true // unsure: release in case it is still ours
 		}
 	}
+}
+
+// step is one step of work, d long, unless kill-primary's gate shuts
+// meanwhile or is shut: the holder then ends its work now (end becomes
+// now), as one whose work took less time, so that the fault need not wait
+// out the rest of the hold for the key to be free. A stall is never
+// hurried: a stalled client is not running. It says whether the run goes
+// on.
+func (wk *worker) step(ctx context.Context, d time.Duration, end *time.Time) bool {
+	hurry := wk.w.Gate.Hurry()
+	if !pace.SleepOr(ctx, d, hurry) {
+		return false
+	}
+	select {
+	case <-hurry:
+		*end = time.Now()
+	default:
+	}
+	return true
 }
 
 // stallBefore stalls at step i when the plan puts its stall there, or at

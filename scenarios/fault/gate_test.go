@@ -43,3 +43,38 @@ func TestGateHoldsBackUntilReopened(t *testing.T) {
 		t.Fatal("the gate stayed shut")
 	}
 }
+
+func TestGateHurriesWhileShut(t *testing.T) {
+	var none *Gate
+	if none.Hurry() != nil {
+		t.Fatal("a nil gate hurries")
+	}
+	g := NewGate()
+	h := g.Hurry()
+	if closed(h) {
+		t.Fatal("an open gate hurries")
+	}
+	g.shut()
+	if !closed(h) || !closed(g.Hurry()) {
+		t.Fatal("a shut gate does not hurry a holder that asked before or after it shut")
+	}
+	g.shut() // twice is harmless
+	g.reopen()
+	if closed(g.Hurry()) {
+		t.Fatal("a reopened gate still hurries")
+	}
+	var zero Gate
+	zero.shut()
+	if !closed(zero.Hurry()) {
+		t.Fatal("a zero gate, shut, does not hurry")
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

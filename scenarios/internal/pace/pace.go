@@ -55,3 +55,22 @@ func Hold(ctx context.Context, d time.Duration) error {
 	}
 	return nil
 }
+
+// SleepOr is Sleep that also ends, early, when wake closes (a nil wake
+// never does). It reports whether the run goes on: false only when ctx
+// ended.
+func SleepOr(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-wake:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	}
+}
