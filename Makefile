@@ -72,8 +72,9 @@ catch-rate: images
 false-alarms: images
 	$(BIN) false-alarms --out $(OUT)/false-alarms $(FALSEALARMSFLAGS)
 
-# clean removes every container and network an aborted run left behind.
+# clean removes every container and network an aborted run left behind,
+# and the root filesystems of an image build that was killed.
 clean:
 	-docker rm -f $$(docker ps -aq --filter label=lockcheck.managed=true) 2>/dev/null
 	-docker network rm $$(docker network ls -q --filter label=lockcheck.managed=true) 2>/dev/null
-	rm -rf bin
+	rm -rf bin $${LOCKCHECK_BUILD_DIR:-/var/tmp/lockcheck}/base-* $${LOCKCHECK_BUILD_DIR:-/var/tmp/lockcheck}/rootfs-*

@@ -2,12 +2,14 @@ package topology
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,10 +28,11 @@ func Mirror() string {
 // off for partitions.
 var imageExtras = []string{"iptables"}
 
-// BuildDebian builds a build's image offline: debootstrap a minimal root
-// filesystem from Debian's archive, install the server package, import the
-// tree as an image tagged with the exact package version. It reuses an
-// image built before.
+// BuildDebian builds a build's image offline: copy a minimal root
+// filesystem of the build's Debian suite (bootstrapped once per suite and
+// Engine, see debianBases), install the server package from Debian's
+// archive, import the tree as an image tagged with the exact package
+// version. It reuses an image built before.
 func (e *Engine) BuildDebian(ctx context.Context, b Build, progress io.Writer) (ref, pkg string, err error) {
 	if b.Debian == nil {
 		return "", "", fmt.Errorf("%s has no Debian package", b.Name)
@@ -40,51 +43,49 @@ func (e *Engine) BuildDebian(ctx context.Context, b Build, progress io.Writer) (
 	if why := debootstrapMissing(); why != "" {
 		return "", "", fmt.Errorf("build %s: %s: apt-get install debootstrap (as root)", b.Name, why)
 	}
+	d := b.Debian
 	start := time.Now()
+	base, err := e.bases.get(ctx, d.Suite, progress)
+	if err != nil {
+		return "", "", fmt.Errorf("build %s: %w", b.Name, err)
+	}
 	root, err := os.MkdirTemp(buildDir(), "rootfs-"+b.Name+"-")
 	if err != nil {
 		return "", "", fmt.Errorf("build %s: %w", b.Name, err)
 	}
 	defer os.RemoveAll(root)
 	logPath := root + ".log"
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return "", "", fmt.Errorf("build %s: %w", b.Name, err)
-	}
-	defer logf.Close()
 	step := func(what string, name string, args ...string) error {
 		fmt.Fprintf(progress, "%s: %s (%s)\n", b.Name, what, time.Since(start).Round(time.Second))
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C")
-		if err := cmd.Run(); err != nil {
+		if err := runLogged(ctx, logPath, name, args...); err != nil {
 			fmt.Fprintf(progress, "%s: %s failed; last lines of %s:\n%s\n", b.Name, what, logPath, tail(logPath, 8))
 			return fmt.Errorf("build %s: %s failed (%v): see %s; check that Debian's archive (%s) is reachable", b.Name, what, err, logPath, Mirror())
 		}
 		return nil
 	}
-	d := b.Debian
-	include := append([]string(nil), imageExtras...)
-	if d.Pocket == "" {
-		include = append(include, d.Package)
-	}
-	if err := step("debootstrap "+d.Suite, "debootstrap", "--variant=minbase", "--include="+strings.Join(include, ","), d.Suite, root, Mirror()); err != nil {
+	if err := step("copy the "+d.Suite+" base", "cp", "-a", base+"/.", root); err != nil {
 		return "", "", err
 	}
+	// The archive's snapshot of sid and experimental may carry Release
+	// files past their Valid-Until date; the packages are still right.
+	// Maintainer scripts (systemd-tmpfiles) need /proc: the chroot runs in
+	// its own PID and mount namespaces with a proc of its own, which ends
+	// with it, whatever happens to lockcheck.
+	apt := []string{"--fork", "--pid", "--mount-proc=" + filepath.Join(root, "proc"), "chroot", root,
+		"apt-get", "-o", "Acquire::Check-Valid-Until=false", "-o", "Dpkg::Options::=--force-unsafe-io", "-y"}
+	install := slices.Concat(apt, []string{"install", "--no-install-recommends"})
 	if d.Pocket != "" {
 		list := fmt.Sprintf("deb %s %s main\n", Mirror(), d.Pocket)
 		if err := os.WriteFile(filepath.Join(root, "etc/apt/sources.list.d/lockcheck.list"), []byte(list), 0o644); err != nil {
 			return "", "", fmt.Errorf("build %s: %w", b.Name, err)
 		}
-		// The archive's snapshot of sid and experimental may carry Release
-		// files past their Valid-Until date; the packages are still right.
-		apt := []string{root, "apt-get", "-o", "Acquire::Check-Valid-Until=false", "-y"}
-		if err := step("apt-get update "+d.Pocket, "chroot", append(apt, "update")...); err != nil {
+		if err := step("apt-get update "+d.Pocket, "unshare", slices.Concat(apt, []string{"update"})...); err != nil {
 			return "", "", err
 		}
-		if err := step("install "+d.Package+" from "+d.Pocket, "chroot", append(apt, "install", "--no-install-recommends", "-t", d.Pocket, d.Package)...); err != nil {
-			return "", "", err
-		}
+		install = append(install, "-t", d.Pocket)
+	}
+	if err := step("install "+d.Package+" from "+cmp.Or(d.Pocket, d.Suite), "unshare", append(install, d.Package)...); err != nil {
+		return "", "", err
 	}
 	out, err := exec.CommandContext(ctx, "chroot", root, "dpkg-query", "-W", "-f", "${Version}", d.Package).Output()
 	if err != nil {
@@ -168,4 +169,17 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// runLogged runs a build step with its output appended to logPath.
+func runLogged(ctx context.Context, logPath, name string, args ...string) error {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C")
+	return cmd.Run()
 }

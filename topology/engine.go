@@ -35,6 +35,7 @@ type Engine struct {
 
 	mu      sync.Mutex
 	started []string
+	bases   debianBases
 }
 
 // Defaults sets the environment testcontainers-go needs on a machine
@@ -90,7 +91,12 @@ func Connect(ctx context.Context, log *slog.Logger) (*Engine, error) {
 func (e *Engine) Client() *tc.DockerClient { return e.cli }
 
 // Close releases the connection.
-func (e *Engine) Close() error { return e.cli.Close() }
+// Close removes the Debian base trees builds shared and closes the
+// connection to the engine.
+func (e *Engine) Close() error {
+	e.bases.remove()
+	return e.cli.Close()
+}
 
 // oneLine joins a multi-line error's lines with "; ".
 func oneLine(err error) string {

@@ -85,11 +85,12 @@ func orDash(s string) string {
 	return s
 }
 
-// buildsAtOnce is how many images are obtained at once: a build from
-// Debian's archive waits on downloads about as long as it computes, so
-// three at once finish five in about half the time of one after another
-// on two cores.
-const buildsAtOnce = 3
+// buildsAtOnce is how many images are obtained at once. Builds from one
+// Debian suite share one debootstrap (the catalog's five builds come from
+// three suites), so all five at once run three debootstraps, each waiting
+// on downloads about as long as it computes, and then five package
+// installs on copies of the bases.
+const buildsAtOnce = 5
 
 // obtainAll obtains the images of builds, buildsAtOnce at a time; each
 // build's progress lines carry its name. The first error is returned,

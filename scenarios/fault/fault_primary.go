@@ -13,8 +13,8 @@ import (
 )
 
 // KillPrimary is the article's failover race, made likely by design:
-// the workload's acquires are held back (its Gate) until the key is free
-// on the primary and its replicas, replication to every replica is
+// the workload's acquires are held back and its holder hurried (its Gate)
+// until the key is free on the primary and its replicas, replication to every replica is
 // stalled (each replica drops the packets of its primary: pausing the
 // process would not do, since the kernel still buffers the stream for
 // it), the acquires go on, and the fault SIGKILLs the primary right after
