@@ -1,6 +1,6 @@
 # lockcheck: a compatibility and safety harness for distributed locks on Valkey.
 #
-#   make run     install what is missing, build the server images, run the main job
+#   make run     install what is missing, build the image it needs, run the main job
 #   make test    install what is missing, build the server images, run every test
 #   make safety  the whole safety suite; make bench: bench/results.md
 #   make catch-rate  each mutant and its control over 20 seeded runs: out/catch-rate/catch-rate.md
@@ -32,7 +32,10 @@ build:
 images: setup build
 	$(BIN) images --build
 
-run: images
+# run builds only the image its matrix runs on (the newest Valkey build
+# that can be had): the matrix obtains it before its first run. make
+# images builds the others; any command that needs one builds it.
+run: setup build
 	./scripts/run.sh $(BIN) $(OUT)
 
 # unit runs the tests that need no Docker engine.

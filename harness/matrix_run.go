@@ -30,6 +30,7 @@ func (m *Matrix) Run(ctx context.Context, eng *topology.Engine) (*reports.Index,
 		strings.Join(m.Clients, ","),
 		strings.Join(m.Faults, ","), m.Duration, max(m.Parallel, 1),
 		idx.Count(reports.CellNA), idx.Count(reports.CellUnavailable), filepath.Join(m.Out, "index.html"))
+	m.obtainImages(ctx, eng, runs)
 	writeErr := m.write(idx, begin)
 	var (
 		mu   sync.Mutex // idx, writeErr, done and the log
@@ -168,4 +169,26 @@ func joinNames[T any](items []T, name func(T) string) string {
 		s = append(s, name(it))
 	}
 	return strings.Join(s, ",")
+}
+
+// obtainImages makes the images of the builds the runs use present before
+// any run starts: on a fresh machine the first runs would otherwise each
+// build the same image at once. A build that fails is logged; its runs
+// then fail with the reason.
+func (m *Matrix) obtainImages(ctx context.Context, eng *topology.Engine, runs []matrixRun) {
+	seen := map[string]bool{}
+	for _, r := range runs {
+		name := r.scenario.Server
+		if seen[name] || ctx.Err() != nil {
+			continue
+		}
+		seen[name] = true
+		b, err := LookupBuild(name, m.Sources)
+		if err == nil {
+			_, err = eng.Obtain(ctx, b, m.Sources, m.Log)
+		}
+		if err != nil {
+			fmt.Fprintf(m.Log, "matrix: %s: %v\n", name, err)
+		}
+	}
 }

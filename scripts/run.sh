@@ -5,6 +5,9 @@
 # runs of up to 40 s (TTL 15 s), each on a fresh topology, two at a time;
 # a run ends at its first violation (its verdict is then known), so the
 # native client's runs end early and the fenced client's run their 40 s.
+# On a fresh machine the matrix first builds that build's image (one
+# debootstrap, about a minute and a half); the other images are make
+# images'.
 #
 # Usage: scripts/run.sh [BIN] [OUT]    (make run: bin/lockcheck out)
 #
