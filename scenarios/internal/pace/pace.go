@@ -33,19 +33,7 @@ func Poll(ctx context.Context, limit, interval time.Duration, cond func() bool) 
 
 // Sleep waits for d or until ctx ends, and reports whether it waited the
 // whole time.
-func Sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func Sleep(ctx context.Context, d time.Duration) bool { return SleepOr(ctx, d, nil) }
 
 // Hold is Sleep for faults, which want the reason they stopped early as an
 // error.
