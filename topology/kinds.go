@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func (t *Topology) startStandalone(ctx context.Context) error {
@@ -71,6 +72,26 @@ func (t *Topology) startSentinel(ctx context.Context) error {
 	if err := t.startServers(ctx, 3, specs...); err != nil {
 		return err
 	}
+	sentinels := t.Sentinels()
+	if err := t.waitPing(ctx, sentinels); err != nil {
+		return err
+	}
+	// A sentinel that reached a server or a peer before it listened tries
+	// again only after its ping period (1 s): while the topology starts,
+	// each sentinel pings and reconnects every startPingPeriod (SENTINEL
+	// DEBUG, in every build here), and gets its own period back with the
+	// real detection time.
+	periods := make([]string, len(sentinels))
+	for i, s := range sentinels {
+		p, err := sentinelPingPeriod(ctx, s)
+		if err != nil {
+			return err
+		}
+		periods[i] = p
+		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", strconv.FormatInt(startPingPeriod.Milliseconds(), 10)); err != nil {
+			return err
+		}
+	}
 	if err := t.waitFor(ctx, "sentinels to agree on the primary", func(ctx context.Context) error {
 		return t.sentinelsAgree(ctx, primary)
 	}); err != nil {
@@ -78,12 +99,37 @@ func (t *Topology) startSentinel(ctx context.Context) error {
 	}
 	// the real detection time, now that nothing can look down at start
 	ms := strconv.FormatInt(t.opts.DownAfter.Milliseconds(), 10)
-	for _, s := range t.Sentinels() {
+	for i, s := range sentinels {
 		if _, err := s.Do(ctx, "SENTINEL", "SET", MasterSet, "down-after-milliseconds", ms); err != nil {
+			return err
+		}
+		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", periods[i]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// startPingPeriod is how often a sentinel pings, and may reconnect, while
+// its topology starts.
+const startPingPeriod = 100 * time.Millisecond
+
+// sentinelPingPeriod is a sentinel's ping period in milliseconds, as
+// SENTINEL DEBUG reports it.
+func sentinelPingPeriod(ctx context.Context, s *Node) (string, error) {
+	c, err := s.Client()
+	if err != nil {
+		return "", err
+	}
+	m, err := c.Do(ctx, c.B().Arbitrary("SENTINEL", "DEBUG").Build()).AsStrMap()
+	if err != nil {
+		return "", fmt.Errorf("SENTINEL DEBUG on %s: %w", s.Name, err)
+	}
+	p := m["PING-PERIOD"]
+	if p == "" {
+		return "", fmt.Errorf("SENTINEL DEBUG on %s reports no PING-PERIOD", s.Name)
+	}
+	return p, nil
 }
 
 // replicationUp holds when the primary counts every replica online and each
