@@ -51,8 +51,9 @@ func (d *debianBases) get(ctx context.Context, suite string, progress io.Writer)
 	}
 }
 
-// remove deletes every base tree; a base still being made is removed by
-// whoever waits for it last (Close is called after the builds ended).
+// remove deletes every base tree made. Close comes after the builds have
+// ended, so none is still being made then; a bootstrap that was killed
+// removes its own tree, and make clean what a killed lockcheck left.
 func (d *debianBases) remove() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

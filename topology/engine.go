@@ -90,7 +90,6 @@ func Connect(ctx context.Context, log *slog.Logger) (*Engine, error) {
 // does not wrap (kill with a signal, image import).
 func (e *Engine) Client() *tc.DockerClient { return e.cli }
 
-// Close releases the connection.
 // Close removes the Debian base trees builds shared and closes the
 // connection to the engine.
 func (e *Engine) Close() error {

@@ -13,12 +13,12 @@ import (
 )
 
 // KillPrimary is the article's failover race, made likely by design:
-// the workload's acquires are held back and its holder hurried (its Gate)
-// until the key is free on the primary and its replicas, replication to every replica is
-// stalled (each replica drops the packets of its primary: pausing the
-// process would not do, since the kernel still buffers the stream for
-// it), the acquires go on, and the fault SIGKILLs the primary right after
-// the first lock taken there: a lock only the primary has. Sentinel or the
+// the workload's acquires are held back and its holder hurried (its
+// Gate) until the key is free on the primary and its replicas,
+// replication to every replica is stalled (each replica drops the
+// packets of its primary: pausing the process would not do, since the
+// kernel still buffers the stream for it), the acquires go on, and the
+// fault SIGKILLs the primary right after the first lock taken there: a lock only the primary has. Sentinel or the
 // cluster promotes a replica that never saw it and holds no copy of an
 // older lock either, so the first client to try on the new primary takes
 // the same lock. Without a gate (a scripted run) the fault waits instead

@@ -27,7 +27,7 @@ type Gate struct {
 }
 
 // NewGate makes an open Gate.
-func NewGate() *Gate { return &Gate{shutting: make(chan struct{})} }
+func NewGate() *Gate { return &Gate{} }
 
 // shut holds back every acquire attempt from now on and hurries holders.
 func (g *Gate) shut() {
