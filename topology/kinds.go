@@ -77,18 +77,21 @@ func (t *Topology) startSentinel(ctx context.Context) error {
 		return err
 	}
 	// A sentinel that reached a server or a peer before it listened tries
-	// again only after its ping period (1 s): while the topology starts,
-	// each sentinel pings and reconnects every startPingPeriod (SENTINEL
-	// DEBUG, in every build here), and gets its own period back with the
-	// real detection time.
-	periods := make([]string, len(sentinels))
+	// again only after its ping period (1 s), and reads a replica's INFO
+	// (its role, link and priority) every 10 s: its first reading may be
+	// of a replica not yet told REPLICAOF. While the topology starts, each
+	// sentinel pings, reconnects and reads INFO every startPeriod
+	// (SENTINEL DEBUG, in every build here), and gets its own periods back
+	// with the real detection time.
+	periods := make([]map[string]string, len(sentinels))
 	for i, s := range sentinels {
-		p, err := sentinelPingPeriod(ctx, s)
+		p, err := sentinelPeriods(ctx, s)
 		if err != nil {
 			return err
 		}
 		periods[i] = p
-		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", strconv.FormatInt(startPingPeriod.Milliseconds(), 10)); err != nil {
+		ms := strconv.FormatInt(startPeriod.Milliseconds(), 10)
+		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", ms, "info-period", ms); err != nil {
 			return err
 		}
 	}
@@ -103,33 +106,34 @@ func (t *Topology) startSentinel(ctx context.Context) error {
 		if _, err := s.Do(ctx, "SENTINEL", "SET", MasterSet, "down-after-milliseconds", ms); err != nil {
 			return err
 		}
-		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", periods[i]); err != nil {
+		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", periods[i]["PING-PERIOD"], "info-period", periods[i]["INFO-PERIOD"]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// startPingPeriod is how often a sentinel pings, and may reconnect, while
-// its topology starts.
-const startPingPeriod = 100 * time.Millisecond
+// startPeriod is how often a sentinel pings (and may reconnect) and reads
+// INFO while its topology starts.
+const startPeriod = 100 * time.Millisecond
 
-// sentinelPingPeriod is a sentinel's ping period in milliseconds, as
-// SENTINEL DEBUG reports it.
-func sentinelPingPeriod(ctx context.Context, s *Node) (string, error) {
+// sentinelPeriods are a sentinel's ping and INFO periods in milliseconds,
+// as SENTINEL DEBUG reports them (PING-PERIOD, INFO-PERIOD).
+func sentinelPeriods(ctx context.Context, s *Node) (map[string]string, error) {
 	c, err := s.Client()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	m, err := c.Do(ctx, c.B().Arbitrary("SENTINEL", "DEBUG").Build()).AsStrMap()
 	if err != nil {
-		return "", fmt.Errorf("SENTINEL DEBUG on %s: %w", s.Name, err)
+		return nil, fmt.Errorf("SENTINEL DEBUG on %s: %w", s.Name, err)
 	}
-	p := m["PING-PERIOD"]
-	if p == "" {
-		return "", fmt.Errorf("SENTINEL DEBUG on %s reports no PING-PERIOD", s.Name)
+	for _, k := range []string{"PING-PERIOD", "INFO-PERIOD"} {
+		if m[k] == "" {
+			return nil, fmt.Errorf("SENTINEL DEBUG on %s reports no %s", s.Name, k)
+		}
 	}
-	return p, nil
+	return m, nil
 }
 
 // replicationUp holds when the primary counts every replica online and each
@@ -195,6 +199,13 @@ func (t *Topology) sentinelsAgree(ctx context.Context, primary string) error {
 				}
 				if f := pm["flags"]; (f != "slave" && f != "sentinel") || atoi(pm["last-ok-ping-reply"]) >= 1000 {
 					return fmt.Errorf("%s sees %s as %q, last answered %s ms ago", s.Name, pm["name"], f, pm["last-ok-ping-reply"])
+				}
+				// A failover picks a replica by what its INFO said: until
+				// a sentinel has read the replica's INFO as a replica with
+				// its link up, it holds the replica's priority as the
+				// default 100 (a replica-priority 0 node could be chosen).
+				if list == "REPLICAS" && (pm["role-reported"] != "slave" || pm["master-link-status"] != "ok") {
+					return fmt.Errorf("%s last read %s's INFO as role %q, link %q", s.Name, pm["name"], pm["role-reported"], pm["master-link-status"])
 				}
 			}
 		}
