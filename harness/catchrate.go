@@ -160,21 +160,15 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 	}
 	s := mc.Run(client, seed, c.Duration)
 	s.Server, s.Topology = t.Build.Name, t.Kind
-	res, err := scenarios.Chaos{Workload: scenarios.Workload{Scenario: s}}.Run(ctx, t)
+	res, result, err := runMeasured(ctx, t, scenarios.Chaos{Workload: scenarios.Workload{Scenario: s}})
+	if res != nil {
+		r.Ops, r.Notes = len(res.History.Ops), res.Notes
+	}
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
 	h := res.History
-	r.Ops, r.Notes = len(h.Ops), res.Notes
-	// The check runs after Ctrl-C too: the run finished.
-	opts := CheckOptions(h, s)
-	opts.PictureOps = -1 // no report is drawn
-	result, err := checker.Run(context.WithoutCancel(ctx), h, opts)
-	if err != nil {
-		r.Error = fmt.Sprintf("check: %v", err)
-		return r
-	}
 	r.Failing, r.Unknown = Failing(result)
 	r.Hit = slices.Contains(r.Failing, mc.Breaks)
 	if ch, ok := result.Check(mc.Breaks); ok {

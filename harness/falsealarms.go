@@ -164,20 +164,15 @@ func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client st
 	}
 	s := f.Scenario(t, client, seed)
 	chaos := scenarios.Chaos{Workload: scenarios.Workload{Scenario: s}, StderrDir: stderr}
-	res, err := chaos.Run(ctx, t)
+	res, result, err := runMeasured(ctx, t, chaos)
+	if res != nil {
+		r.Ops = len(res.History.Ops)
+	}
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
 	h := res.History
-	r.Ops = len(h.Ops)
-	opts := CheckOptions(h, s)
-	opts.PictureOps = -1 // no report is drawn
-	result, err := checker.Run(context.WithoutCancel(ctx), h, opts)
-	if err != nil {
-		r.Error = fmt.Sprintf("check: %v", err)
-		return r
-	}
 	r.Failing, r.Unknown = Failing(result)
 	for _, name := range AlarmChecks {
 		if slices.Contains(r.Failing, name) {
