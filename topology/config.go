@@ -160,13 +160,22 @@ func sentinelID(runID string, i int) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// launchScript is the container's command: it drops the data files when
-// Restart left the wipe marker, then execs the server so that it is PID 1
-// and receives the signals Kill and Pause send.
-func launchScript(b Build, sentinel bool) string {
+// launchScript is the container's command: on the container's first
+// start it unpacks the node's files from its environment (see withFiles),
+// then drops the data files when Restart left the wipe marker, then execs
+// the server, with the clock shim preloaded when preload names it, so that
+// it is PID 1 and receives the signals Kill and Pause send. The shim is
+// preloaded for the server alone: the shell and the unpacking run before
+// it exists.
+func launchScript(b Build, sentinel bool, preload string) string {
 	args := b.Binary() + " " + confPath
 	if sentinel {
 		args += " --sentinel"
 	}
-	return fmt.Sprintf("if [ -e %[1]s ]; then rm -rf /data/dump.rdb /data/appendonlydir /data/appendonly.aof* %[1]s; fi; exec %[2]s", wipeMarker, args)
+	unpack := fmt.Sprintf(`if [ -n "$%[1]s" ] && [ ! -e %[2]s ]; then printf '%%s' "$%[1]s" | base64 -d | tar -x -C / || { echo "lockcheck: cannot unpack the node's files (the image needs base64 and tar)" >&2; exit 1; }; fi; unset %[1]s; `, filesEnv, filesMarker)
+	wipe := fmt.Sprintf("if [ -e %[1]s ]; then rm -rf /data/dump.rdb /data/appendonlydir /data/appendonly.aof* %[1]s; fi; ", wipeMarker)
+	if preload != "" {
+		args = "env LD_PRELOAD=" + preload + " " + args
+	}
+	return unpack + wipe + "exec " + args
 }

@@ -2,7 +2,10 @@ package topology
 
 import (
 	"archive/tar"
+	"bytes"
+	"encoding/base64"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -56,16 +59,64 @@ func TestSentinelConfig(t *testing.T) {
 
 func TestLaunchScript(t *testing.T) {
 	v, _ := Lookup("valkey-9.1")
-	s := launchScript(v, false)
-	if !strings.HasSuffix(s, "exec valkey-server /data/node.conf") {
+	s := launchScript(v, false, "")
+	if !strings.HasSuffix(s, "; exec valkey-server /data/node.conf") {
 		t.Errorf("server launch script: %s", s)
 	}
 	if !strings.Contains(s, "rm -rf /data/dump.rdb /data/appendonlydir") || strings.Contains(s, "nodes.conf") {
 		t.Errorf("wipe must drop data files and keep nodes.conf: %s", s)
 	}
+	// The files are unpacked on the first start only, before the wipe and
+	// the server, and the variable does not reach the server.
+	unpack := strings.Index(s, "base64 -d | tar -x -C /")
+	if unpack < 0 || !strings.Contains(s, "[ ! -e "+filesMarker+" ]") || unpack > strings.Index(s, "rm -rf") || !strings.Contains(s, "unset "+filesEnv+";") {
+		t.Errorf("files must be unpacked once, first: %s", s)
+	}
 	r, _ := Lookup("redis-7.0")
-	if s := launchScript(r, true); !strings.HasSuffix(s, "exec redis-server /data/node.conf --sentinel") {
-		t.Errorf("sentinel launch script: %s", s)
+	if s := launchScript(r, true, shimPath); !strings.HasSuffix(s, "; exec env LD_PRELOAD="+shimPath+" redis-server /data/node.conf --sentinel") || strings.Count(s, "LD_PRELOAD") != 1 {
+		t.Errorf("sentinel launch script, the shim preloaded for the server alone: %s", s)
+	}
+}
+
+// TestFilesThroughEnv: a node's usual files go through its environment as
+// one archive holding them and the marker; a large one is copied instead.
+func TestFilesThroughEnv(t *testing.T) {
+	topo := &Topology{}
+	env := map[string]string{}
+	if _, err := topo.withFiles([]nodeFile{{path: confPath, mode: 0o644, data: []byte("port 6379\n")}, {path: clockFile, mode: 0o644, data: []byte("0\n")}}, env); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(env[filesEnv])
+	if err != nil {
+		t.Fatalf("%s is not base64: %v", filesEnv, err)
+	}
+	got := map[string]string{}
+	tr := tar.NewReader(bytes.NewReader(raw))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(tr)
+		got["/"+h.Name] = string(b)
+	}
+	for _, p := range []string{confPath, clockFile, filesMarker} {
+		if _, ok := got[p]; !ok {
+			t.Errorf("archive lacks %s: %v", p, got)
+		}
+	}
+	if got[confPath] != "port 6379\n" {
+		t.Errorf("configuration %q", got[confPath])
+	}
+	big := map[string]string{}
+	if _, err := topo.withFiles([]nodeFile{{path: "/data/dump.rdb", mode: 0o644, data: make([]byte, maxFilesEnv)}}, big); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := big[filesEnv]; ok {
+		t.Errorf("a %d-byte file went through the environment", maxFilesEnv)
 	}
 }
 

@@ -84,18 +84,23 @@ func (t *Topology) runNode(ctx context.Context, n *Node, image string, files []n
 	port := fmt.Sprintf("%d/tcp", n.Port)
 	files = append(files, nodeFile{path: clockFile, mode: 0o644, data: []byte("0\n")})
 	env := map[string]string{}
+	preload := ""
 	if t.shim != nil {
 		files = append(files, nodeFile{path: shimPath, mode: 0o755, data: t.shim})
-		env["LD_PRELOAD"] = shimPath
+		preload = shimPath
+	}
+	withFiles, err := t.withFiles(files, env)
+	if err != nil {
+		return fmt.Errorf("start node %s: %w", n.Name, err)
 	}
 	netName := t.net.Name
 	c, err := tc.Run(ctx, image,
 		tc.WithName("lockcheck-"+t.RunID+"-"+n.Name),
 		tc.WithLabels(t.labels(n.Name)),
 		tc.WithEntrypoint("/bin/sh", "-c"),
-		tc.WithCmd(launchScript(t.Build, n.Sentinel)),
+		tc.WithCmd(launchScript(t.Build, n.Sentinel, preload)),
 		tc.WithExposedPorts(port),
-		t.withFiles(files),
+		withFiles,
 		tc.WithEnv(env),
 		tcnet.WithNetwork([]string{n.Name}, t.net),
 		tc.WithEndpointSettingsModifier(func(es map[string]*network.EndpointSettings) {
