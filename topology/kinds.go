@@ -78,8 +78,8 @@ func (t *Topology) startSentinel(ctx context.Context) error {
 	}
 	// A sentinel that reached a server or a peer before it listened tries
 	// again only after its ping period (1 s), and reads a replica's INFO
-	// (its role, link and priority) every 10 s: its first reading may be
-	// of a replica not yet told REPLICAOF. While the topology starts, each
+	// (its role and priority) every 10 s: its first reading may be of a
+	// replica not yet told REPLICAOF. While the topology starts, each
 	// sentinel pings, reconnects and reads INFO every startPeriod
 	// (SENTINEL DEBUG, in every build here), and gets its own periods back
 	// with the real detection time.
@@ -201,11 +201,15 @@ func (t *Topology) sentinelsAgree(ctx context.Context, primary string) error {
 					return fmt.Errorf("%s sees %s as %q, last answered %s ms ago", s.Name, pm["name"], f, pm["last-ok-ping-reply"])
 				}
 				// A failover picks a replica by what its INFO said: until
-				// a sentinel has read the replica's INFO as a replica with
-				// its link up, it holds the replica's priority as the
-				// default 100 (a replica-priority 0 node could be chosen).
-				if list == "REPLICAS" && (pm["role-reported"] != "slave" || pm["master-link-status"] != "ok") {
-					return fmt.Errorf("%s last read %s's INFO as role %q, link %q", s.Name, pm["name"], pm["role-reported"], pm["master-link-status"])
+				// a sentinel has read the replica's INFO as a replica's
+				// (before REPLICAOF it answered as a primary), it holds
+				// the replica's priority as the default 100, and a
+				// replica-priority 0 node could be promoted. Its link as
+				// that INFO saw it is not required: a sentinel reads a
+				// replica whose link is down once a second, whatever its
+				// INFO period, and replicationUp has seen the link up.
+				if list == "REPLICAS" && pm["role-reported"] != "slave" {
+					return fmt.Errorf("%s last read %s's INFO as role %q", s.Name, pm["name"], pm["role-reported"])
 				}
 			}
 		}
