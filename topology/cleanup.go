@@ -46,8 +46,8 @@ func (e *Engine) RemoveRun(ctx context.Context, runID string) error {
 	}
 }
 
-// removeRounds bounds RemoveRun's rounds: about 4.5 s of pauses in all,
-// far longer than any refusal seen here lasts.
+// removeRounds bounds RemoveRun's rounds: 3 s of pauses in all (0.2 s
+// after the first round, 0.4 s after the second, and so on).
 const removeRounds = 6
 
 // removeOnce removes every container matching f, all at once, then every

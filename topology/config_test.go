@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	tc "github.com/testcontainers/testcontainers-go"
 )
 
 func TestServerConfig(t *testing.T) {
@@ -82,10 +84,7 @@ func TestLaunchScript(t *testing.T) {
 // one archive holding them and the marker; a large one is copied instead.
 func TestFilesThroughEnv(t *testing.T) {
 	topo := &Topology{}
-	env := map[string]string{}
-	if _, err := topo.withFiles([]nodeFile{{path: confPath, mode: 0o644, data: []byte("port 6379\n")}, {path: clockFile, mode: 0o644, data: []byte("0\n")}}, env); err != nil {
-		t.Fatal(err)
-	}
+	env := requestEnv(t, topo, []nodeFile{{path: confPath, mode: 0o644, data: []byte("port 6379\n")}, {path: clockFile, mode: 0o644, data: []byte("0\n")}})
 	raw, err := base64.StdEncoding.DecodeString(env[filesEnv])
 	if err != nil {
 		t.Fatalf("%s is not base64: %v", filesEnv, err)
@@ -111,13 +110,23 @@ func TestFilesThroughEnv(t *testing.T) {
 	if got[confPath] != "port 6379\n" {
 		t.Errorf("configuration %q", got[confPath])
 	}
-	big := map[string]string{}
-	if _, err := topo.withFiles([]nodeFile{{path: "/data/dump.rdb", mode: 0o644, data: make([]byte, maxFilesEnv)}}, big); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := big[filesEnv]; ok {
+	if big := requestEnv(t, topo, []nodeFile{{path: "/data/dump.rdb", mode: 0o644, data: make([]byte, maxFilesEnv)}}); big[filesEnv] != "" {
 		t.Errorf("a %d-byte file went through the environment", maxFilesEnv)
 	}
+}
+
+// requestEnv is the environment withFiles gives a container request.
+func requestEnv(t *testing.T, topo *Topology, files []nodeFile) map[string]string {
+	t.Helper()
+	opt, err := topo.withFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req tc.GenericContainerRequest
+	if err := opt(&req); err != nil {
+		t.Fatal(err)
+	}
+	return req.Env
 }
 
 func TestPartitionScript(t *testing.T) {

@@ -83,13 +83,12 @@ func (t *Topology) addNode(ctx context.Context, name string, index int, sentinel
 func (t *Topology) runNode(ctx context.Context, n *Node, image string, files []nodeFile) error {
 	port := fmt.Sprintf("%d/tcp", n.Port)
 	files = append(files, nodeFile{path: clockFile, mode: 0o644, data: []byte("0\n")})
-	env := map[string]string{}
 	preload := ""
 	if t.shim != nil {
 		files = append(files, nodeFile{path: shimPath, mode: 0o755, data: t.shim})
 		preload = shimPath
 	}
-	withFiles, err := t.withFiles(files, env)
+	withFiles, err := t.withFiles(files)
 	if err != nil {
 		return fmt.Errorf("start node %s: %w", n.Name, err)
 	}
@@ -101,7 +100,6 @@ func (t *Topology) runNode(ctx context.Context, n *Node, image string, files []n
 		tc.WithCmd(launchScript(t.Build, n.Sentinel, preload)),
 		tc.WithExposedPorts(port),
 		withFiles,
-		tc.WithEnv(env),
 		tcnet.WithNetwork([]string{n.Name}, t.net),
 		tc.WithEndpointSettingsModifier(func(es map[string]*network.EndpointSettings) {
 			if s, ok := es[netName]; ok {

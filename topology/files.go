@@ -39,16 +39,15 @@ const (
 	maxFilesEnv = 96 << 10
 )
 
-// withFiles puts files into the container: through env when they are
-// small enough, otherwise copied once the container is created.
-func (t *Topology) withFiles(files []nodeFile, env map[string]string) (tc.CustomizeRequestOption, error) {
+// withFiles puts files into the container: through its environment when
+// they are small enough, otherwise copied once the container is created.
+func (t *Topology) withFiles(files []nodeFile) (tc.CustomizeRequestOption, error) {
 	archive, err := tarOf(append(files, nodeFile{path: filesMarker, mode: 0o644}))
 	if err != nil {
 		return nil, fmt.Errorf("archive the node's files: %w", err)
 	}
 	if base64.StdEncoding.EncodedLen(archive.Len()) <= maxFilesEnv {
-		env[filesEnv] = base64.StdEncoding.EncodeToString(archive.Bytes())
-		return func(*tc.GenericContainerRequest) error { return nil }, nil
+		return tc.WithEnv(map[string]string{filesEnv: base64.StdEncoding.EncodeToString(archive.Bytes())}), nil
 	}
 	return tc.WithAdditionalLifecycleHooks(tc.ContainerLifecycleHooks{
 		PostCreates: []tc.ContainerHook{func(ctx context.Context, c tc.Container) error {
