@@ -36,6 +36,15 @@ type Options struct {
 	DownAfter time.Duration
 	// FailoverTimeout is Sentinel's failover-timeout (default 3 s).
 	FailoverTimeout time.Duration
+	// InfoPeriod is how often each sentinel reads a replica's INFO once
+	// the topology is healthy (SENTINEL DEBUG info-period; default 1 s,
+	// the server's own is 10 s), and HelloPeriod how often it publishes
+	// its hello (publish-period; default 500 ms, the server's own 2 s). A
+	// primary that comes back after a failover reports itself a primary
+	// again; a sentinel makes it a replica at its first INFO four hello
+	// periods after the one that showed that: 2-3 s here, 8-18 s with
+	// the server's own periods.
+	InfoPeriod, HelloPeriod time.Duration
 	// NodeTimeout is cluster-node-timeout (default 1 s).
 	NodeTimeout time.Duration
 	// NoClockShim leaves the clock shim out; SetClockOffset then fails.
@@ -68,6 +77,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FailoverTimeout == 0 {
 		o.FailoverTimeout = 3 * time.Second
+	}
+	if o.InfoPeriod == 0 {
+		o.InfoPeriod = time.Second
+	}
+	if o.HelloPeriod == 0 {
+		o.HelloPeriod = 500 * time.Millisecond
 	}
 	if o.NodeTimeout == 0 {
 		o.NodeTimeout = time.Second

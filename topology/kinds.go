@@ -81,17 +81,16 @@ func (t *Topology) startSentinel(ctx context.Context) error {
 	// (its role and priority) every 10 s: its first reading may be of a
 	// replica not yet told REPLICAOF. While the topology starts, each
 	// sentinel pings, reconnects and reads INFO every startPeriod
-	// (SENTINEL DEBUG, in every build here), and gets its own periods back
-	// with the real detection time.
-	periods := make([]map[string]string, len(sentinels))
+	// (SENTINEL DEBUG, in every build here), and gets its own ping period
+	// back with the real detection time.
+	pings := make([]string, len(sentinels))
 	for i, s := range sentinels {
-		p, err := sentinelPeriods(ctx, s)
+		p, err := sentinelPingPeriod(ctx, s)
 		if err != nil {
 			return err
 		}
-		periods[i] = p
-		ms := strconv.FormatInt(startPeriod.Milliseconds(), 10)
-		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", ms, "info-period", ms); err != nil {
+		pings[i] = p
+		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", millis(startPeriod), "info-period", millis(startPeriod)); err != nil {
 			return err
 		}
 	}
@@ -100,13 +99,15 @@ func (t *Topology) startSentinel(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	// the real detection time, now that nothing can look down at start
-	ms := strconv.FormatInt(t.opts.DownAfter.Milliseconds(), 10)
+	// the real detection time, now that nothing can look down at start,
+	// the server's own ping period, and the INFO and hello periods the
+	// topology runs with (Options.InfoPeriod, HelloPeriod)
 	for i, s := range sentinels {
-		if _, err := s.Do(ctx, "SENTINEL", "SET", MasterSet, "down-after-milliseconds", ms); err != nil {
+		if _, err := s.Do(ctx, "SENTINEL", "SET", MasterSet, "down-after-milliseconds", millis(t.opts.DownAfter)); err != nil {
 			return err
 		}
-		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", periods[i]["PING-PERIOD"], "info-period", periods[i]["INFO-PERIOD"]); err != nil {
+		if _, err := s.Do(ctx, "SENTINEL", "DEBUG", "ping-period", pings[i],
+			"info-period", millis(t.opts.InfoPeriod), "publish-period", millis(t.opts.HelloPeriod)); err != nil {
 			return err
 		}
 	}
@@ -117,23 +118,24 @@ func (t *Topology) startSentinel(ctx context.Context) error {
 // INFO while its topology starts.
 const startPeriod = 100 * time.Millisecond
 
-// sentinelPeriods are a sentinel's ping and INFO periods in milliseconds,
-// as SENTINEL DEBUG reports them (PING-PERIOD, INFO-PERIOD).
-func sentinelPeriods(ctx context.Context, s *Node) (map[string]string, error) {
+// millis is d in whole milliseconds, as Sentinel's settings take it.
+func millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// sentinelPingPeriod is a sentinel's ping period in milliseconds, as
+// SENTINEL DEBUG reports it.
+func sentinelPingPeriod(ctx context.Context, s *Node) (string, error) {
 	c, err := s.Client()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	m, err := c.Do(ctx, c.B().Arbitrary("SENTINEL", "DEBUG").Build()).AsStrMap()
 	if err != nil {
-		return nil, fmt.Errorf("SENTINEL DEBUG on %s: %w", s.Name, err)
+		return "", fmt.Errorf("SENTINEL DEBUG on %s: %w", s.Name, err)
 	}
-	for _, k := range []string{"PING-PERIOD", "INFO-PERIOD"} {
-		if m[k] == "" {
-			return nil, fmt.Errorf("SENTINEL DEBUG on %s reports no %s", s.Name, k)
-		}
+	if m["PING-PERIOD"] == "" {
+		return "", fmt.Errorf("SENTINEL DEBUG on %s reports no PING-PERIOD", s.Name)
 	}
-	return m, nil
+	return m["PING-PERIOD"], nil
 }
 
 // replicationUp holds when the primary counts every replica online and each
