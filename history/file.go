@@ -36,14 +36,14 @@ func (h *History) encode(w io.Writer) error {
 	if err := h.writeHead(w); err != nil || h.Ops == nil {
 		return err
 	}
-	enc := json.NewEncoder(w) // one operation per line, newline-terminated
+	var line []byte // one operation per line, newline-terminated
 	for i := range h.Ops {
+		line = line[:0]
 		if i > 0 {
-			if _, err := io.WriteString(w, ","); err != nil {
-				return err
-			}
+			line = append(line, ',')
 		}
-		if err := enc.Encode(&h.Ops[i]); err != nil {
+		line = append(appendOp(line, &h.Ops[i]), '\n')
+		if _, err := w.Write(line); err != nil {
 			return err
 		}
 	}

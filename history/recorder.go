@@ -99,7 +99,7 @@ func (r *Recorder) Add(op Op) {
 	}
 	r.total++
 	delete(r.inflight, op.Client)
-	r.stream.write(streamLine{Op: &op})
+	r.stream.writeOp(&op)
 	r.mu.Unlock()
 }
 

@@ -37,7 +37,8 @@ type stream struct {
 	f    *os.File
 	w    *bufio.Writer
 	enc  *json.Encoder
-	err  error // the first write error; the stream stops at it
+	buf  []byte // writeOp's line
+	err  error  // the first write error; the stream stops at it
 	stop chan struct{}
 	done chan struct{}
 }
@@ -114,6 +115,16 @@ func (s *stream) write(l streamLine) {
 		return
 	}
 	s.err = s.enc.Encode(l)
+}
+
+// writeOp is write for an operation's line, encoded by hand (appendOp):
+// the same bytes as write(streamLine{Op: op}).
+func (s *stream) writeOp(op *Op) {
+	if s == nil || s.err != nil {
+		return
+	}
+	s.buf = append(appendOp(append(s.buf[:0], `{"op":`...), op), '}', '\n')
+	_, s.err = s.w.Write(s.buf)
 }
 
 func (s *stream) flush() {

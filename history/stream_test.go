@@ -1,9 +1,11 @@
 package history
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -120,5 +122,29 @@ func TestStreamingRecorderKeepsATail(t *testing.T) {
 	ops, _ := r.Since(0)
 	if len(ops) != kept || ops[len(ops)-1].Call != int64(n-1) {
 		t.Fatalf("Since(0) gave %d ops ending at %d; want the %d kept, ending at %d", len(ops), ops[len(ops)-1].Call, kept, n-1)
+	}
+}
+
+// TestStreamOpLine: an operation's line in the stream is the line
+// encoding/json writes for it.
+func TestStreamOpLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), StreamName)
+	rec := NewRecorder()
+	if err := rec.StreamTo(path, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	op := Op{Client: 1, Key: "lock:{k}", Kind: Extend, Token: "a<b", TTLms: 300, Outcome: Unknown, Error: "no reply", Call: 7, Return: 9}
+	rec.Add(op)
+	if err := rec.CloseStream(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	want, _ := json.Marshal(streamLine{Op: &op})
+	if len(lines) != 2 || lines[1] != string(want) {
+		t.Fatalf("stream:\n%s\nwant its second line:\n%s", b, want)
 	}
 }

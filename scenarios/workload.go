@@ -134,6 +134,7 @@ func closeAll(clients []lockclient.Client) {
 // worker that panics (its client library, most likely) stops every worker,
 // and drive returns the panic as a *PanicError.
 func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *Resource, obs *observer) error {
+	defer leaveCore()()
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	if w.Duration > 0 {
