@@ -167,8 +167,9 @@ func firstKillWindow(h *history.History) int64 {
 
 // killClock passes log records on and notes, on the run's clock, when the
 // kill-primary fault logs its SIGKILL: the fault's window opens earlier,
-// when it cuts replication, and the kill waits for a fresh acquire. The
-// message is the one scenarios/fault_primary.go logs.
+// when it shuts the workload's gate (fault.Gate), and the kill waits for
+// the key to be free everywhere, the cut and a fresh acquire. The message
+// is the one scenarios/fault/fault_primary.go logs.
 type killClock struct {
 	slog.Handler
 	seen *killSeen
@@ -237,7 +238,7 @@ func (b *bench) raceRows(k topology.Kind, outs []raceOutcome) {
 	var kill string
 	if len(kills) > 0 {
 		kill = "the first SIGKILL came after the window opened, at " + fmtValues(kills, "ms")[len("runs: "):] +
-			" (the fault waits for an acquire the replicas never saw)"
+			" (the fault holds acquires back and hurries the holder until the key is free on every node, cuts replication, then waits for an acquire the replicas never see)"
 		if len(fromKill) > 0 {
 			kill += "; from the SIGKILL to the double holder: " + fmtValues(fromKill, "ms")[len("runs: "):]
 		}
@@ -249,7 +250,7 @@ func (b *bench) raceRows(k topology.Kind, outs []raceOutcome) {
 		refName += "; not measured: the failover section did not run"
 	}
 	setup := fmt.Sprintf("lockcheck run's default scenario (native client, kill-primary, TTL 15 s, 6 clients, 1 key, holds of 3-15 s, a tenth late), seeds 1-%d, up to %s each, stopped early once a double holder was certain", b.cfg.seeds, b.cfg.raceDuration)
-	measure := "time = first double_holder finding's start minus the first kill-primary window's start (the window opens when replication is cut, before the kill)"
+	measure := "time = first double_holder finding's start minus the first kill-primary window's start (the window opens when the fault shuts the workload's gate, before the cut and the kill)"
 	for _, p := range []struct {
 		label string
 		q     float64
