@@ -113,6 +113,9 @@ var (
 func TestMain(m *testing.M) {
 	topology.Defaults()
 	engine, engErr = topology.Connect(context.Background(), nil)
+	if engErr == nil {
+		engine.RemoveOnInterrupt() // for the test binary's life
+	}
 	code := m.Run()
 	if engine != nil {
 		engine.Close()

@@ -18,6 +18,8 @@ import (
 // tears them down when the test that made it ends.
 type Env struct {
 	eng *topology.Engine
+	// unwatch stops removing this Env's runs on Ctrl-C (they are gone).
+	unwatch func()
 	// missing says why no run can happen here (no Docker engine).
 	missing string
 
@@ -44,6 +46,7 @@ func New(t testing.TB) *Env {
 		return e
 	}
 	e.eng = eng
+	e.unwatch = eng.RemoveOnInterrupt()
 	t.Cleanup(func() { e.close(t) })
 	return e
 }
@@ -60,6 +63,7 @@ func (e *Env) close(t testing.TB) {
 		}
 		delete(e.topos, key)
 	}
+	e.unwatch()
 	e.eng.Close()
 }
 

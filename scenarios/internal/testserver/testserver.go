@@ -27,7 +27,12 @@ var (
 // answer skips a test.
 func engine(t testing.TB) *topology.Engine {
 	t.Helper()
-	engOnce.Do(func() { eng, engErr = topology.Connect(context.Background(), nil) })
+	engOnce.Do(func() {
+		eng, engErr = topology.Connect(context.Background(), nil)
+		if engErr == nil {
+			eng.RemoveOnInterrupt() // for the test binary's life
+		}
+	})
 	if engErr != nil {
 		t.Skip("docker unavailable: " + engErr.Error())
 	}
