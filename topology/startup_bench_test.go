@@ -18,6 +18,7 @@ func BenchmarkStartup(b *testing.B) {
 		b.Skip(err)
 	}
 	defer eng.Close()
+	defer eng.RemoveOnInterrupt()()
 	build, img := newestPresent(ctx, eng)
 	if img == "" {
 		b.Skip("no Valkey image is present: lockcheck images --build")
