@@ -55,7 +55,7 @@ func TestInterruptRemovesTopologies(t *testing.T) {
 		cmd.Wait()
 		t.Fatalf("the child printed no run id:\n%s", strings.Join(lines, "\n"))
 	}
-	if n := managed(t, "ps", run); n == 0 {
+	if n := managed(t, "container", run); n == 0 {
 		t.Fatalf("run %s has no container before the interrupt", run)
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -72,7 +72,7 @@ func TestInterruptRemovesTopologies(t *testing.T) {
 	if !strings.Contains(strings.Join(lines, "\n"), "interrupt: removing the containers and networks") {
 		t.Errorf("the child did not say it removed what it started:\n%s", strings.Join(lines, "\n"))
 	}
-	if n := managed(t, "ps", run); n != 0 {
+	if n := managed(t, "container", run); n != 0 {
 		t.Errorf("%d containers of run %s survived the interrupt", n, run)
 	}
 	if n := managed(t, "network", run); n != 0 {
@@ -91,13 +91,13 @@ func interruptedChild(t *testing.T) {
 	t.Fatal("not interrupted within 2 minutes")
 }
 
-// managed counts the containers (what "ps") or networks ("network") of
-// run that the engine still has.
+// managed counts the objects of run, containers ("container") or
+// networks ("network"), that the engine still has.
 func managed(t *testing.T, what, run string) int {
 	t.Helper()
 	args := []string{what, "ls", "-q", "--filter", "label=lockcheck.run=" + run}
-	if what == "ps" {
-		args = []string{"ps", "-aq", "--filter", "label=lockcheck.run=" + run}
+	if what == "container" {
+		args = append(args, "-a") // stopped ones too
 	}
 	out, err := exec.Command("docker", args...).Output()
 	if err != nil {
