@@ -1,32 +1,60 @@
 #!/usr/bin/env bash
-# The tests of make test, after go vet: every package one at a time
-# (-p 1: the suites time failovers, and two of them at once would skew
-# each other), and beside them, from the start, the quick slice of the
-# safety suite, the one suite whose specs drive their interleavings
-# themselves and that the flake budget runs with a core busy and a
-# make test beside it. Its output goes to OUT/safety-quick.log and is
-# printed when it ends.
+# The tests of make test, after go vet, in two lanes that start together:
+#
+#   - the packages, one at a time (-p 1: the topology suite and the Go
+#     tests time failovers, and two of them at once would skew each other);
+#   - beside them, one after the other, the two suites whose verdicts do
+#     not hang on the machine's speed: the quick slice of the safety suite
+#     (its specs drive their interleavings themselves; the flake budget
+#     runs it with a core busy and a make test beside it), then the
+#     upgrade suite (each step's state held 3 s, three holds of the 1 s
+#     TTL; what it asserts comes from the plan and the servers' versions).
+#
+# So never more than two test binaries run at once, as before. Each
+# side suite's output goes to OUT/NAME.log and is printed when the lane
+# ends.
 #
 # Usage: scripts/test.sh [GO] [OUT]    (make test: go out)
 #
-# Exit code: 0 when both passed, else the first failure's code. Ctrl-C
-# reaches both (one process group); each suite removes what it started.
+# Exit code: 0 when every lane passed, else the first failure's code.
+# Ctrl-C reaches both lanes (one process group); each suite removes what
+# it started.
 set -uo pipefail
 gobin=${1:-go}
 out=$(realpath -m "${2:-out}")
 mkdir -p "$out"
-log="$out/safety-quick.log"
 t0=$(date +%s)
-"$gobin" test -count=1 -timeout 30m ./suites/safety -ginkgo.label-filter=quick >"$log" 2>&1 &
-safety=$!
-trap 'wait "$safety" 2>/dev/null; exit 130' INT TERM
+
+# side runs the side lane: each suite in turn, its output in OUT/NAME.log
+# and its time and verdict in OUT/side.txt; the lane's code is the first
+# failure's.
+side() {
+  local code=0 s t rc
+  : >"$out/side.txt"
+  for s in "safety-quick ./suites/safety -ginkgo.label-filter=quick" "upgrade ./suites/upgrade"; do
+    set -- $s
+    t=$(date +%s)
+    "$gobin" test -count=1 -timeout 30m "${@:2}" >"$out/$1.log" 2>&1
+    rc=$?
+    echo "$1: exit $rc, $(($(date +%s) - t)) s" >>"$out/side.txt"
+    if [ "$code" -eq 0 ]; then code=$rc; fi
+  done
+  return "$code"
+}
+side &
+lane=$!
+trap 'wait "$lane" 2>/dev/null; exit 130' INT TERM
 LOCKTEST_REQUIRE=1 LOCKTEST_OUT="$out/locktest" \
-  "$gobin" test -count=1 -p 1 -timeout 60m $("$gobin" list ./... | grep -v /suites/safety)
+  "$gobin" test -count=1 -p 1 -timeout 60m $("$gobin" list ./... | grep -v -e /suites/safety -e /suites/upgrade)
 rest=$?
-wait "$safety"
-quick=$?
-echo "--- the quick safety slice (beside the packages above; $log):"
-cat "$log"
+echo "--- the packages above took $(($(date +%s) - t0)) s"
+wait "$lane"
+beside=$?
+for s in safety-quick upgrade; do
+  echo "--- beside the packages: $s ($out/$s.log)"
+  cat "$out/$s.log"
+done
+cat "$out/side.txt"
 echo "--- make test's packages took $(($(date +%s) - t0)) s in all"
 if [ "$rest" -ne 0 ]; then exit "$rest"; fi
-exit "$quick"
+exit "$beside"
