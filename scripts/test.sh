@@ -3,12 +3,14 @@
 #
 #   - the packages, one at a time (-p 1: the topology suite and the Go
 #     tests time failovers, and two of them at once would skew each other);
-#   - beside them, one after the other, the two suites whose verdicts do
-#     not hang on the machine's speed: the quick slice of the safety suite
+#   - beside them, one after the other, the suites whose verdicts do not
+#     hang on the machine's speed: the quick slice of the safety suite
 #     (its specs drive their interleavings themselves; the flake budget
-#     runs it with a core busy and a make test beside it), then the
-#     upgrade suite (each step's state held 3 s, three holds of the 1 s
-#     TTL; what it asserts comes from the plan and the servers' versions).
+#     runs it with a core busy and a make test beside it), the upgrade
+#     suite (each step's state held 3 s, three holds of the 1 s TTL; what
+#     it asserts comes from the plan and the servers' versions) and the
+#     compat suite (each reply it waits for ends its wait at once, and
+#     every wait is bounded long enough for a loaded machine).
 #
 # So never more than two test binaries run at once, as before. Each
 # side suite's output goes to OUT/NAME.log and is printed when the lane
@@ -20,6 +22,12 @@
 # Ctrl-C reaches both lanes (one process group); each suite removes what
 # it started.
 set -uo pipefail
+# beside is the side lane: NAME PACKAGE [FLAGS...], run in this order.
+beside=(
+  "safety-quick ./suites/safety -ginkgo.label-filter=quick"
+  "upgrade ./suites/upgrade"
+  "compat ./suites/compat"
+)
 gobin=${1:-go}
 out=$(realpath -m "${2:-out}")
 mkdir -p "$out"
@@ -31,7 +39,7 @@ t0=$(date +%s)
 side() {
   local code=0 s t rc
   : >"$out/side.txt"
-  for s in "safety-quick ./suites/safety -ginkgo.label-filter=quick" "upgrade ./suites/upgrade"; do
+  for s in "${beside[@]}"; do
     set -- $s
     t=$(date +%s)
     "$gobin" test -count=1 -timeout 30m "${@:2}" >"$out/$1.log" 2>&1
@@ -41,20 +49,27 @@ side() {
   done
   return "$code"
 }
+# the packages lane: every package but the side lane's suites
+skip=()
+for s in "${beside[@]}"; do
+  set -- $s
+  skip+=(-e "${2#.}\$")
+done
 side &
 lane=$!
 trap 'wait "$lane" 2>/dev/null; exit 130' INT TERM
 LOCKTEST_REQUIRE=1 LOCKTEST_OUT="$out/locktest" \
-  "$gobin" test -count=1 -p 1 -timeout 60m $("$gobin" list ./... | grep -v -e /suites/safety -e /suites/upgrade)
+  "$gobin" test -count=1 -p 1 -timeout 60m $("$gobin" list ./... | grep -v "${skip[@]}")
 rest=$?
 echo "--- the packages above took $(($(date +%s) - t0)) s"
 wait "$lane"
-beside=$?
-for s in safety-quick upgrade; do
-  echo "--- beside the packages: $s ($out/$s.log)"
-  cat "$out/$s.log"
+sidecode=$?
+for s in "${beside[@]}"; do
+  set -- $s
+  echo "--- beside the packages: $1 ($out/$1.log)"
+  cat "$out/$1.log"
 done
 cat "$out/side.txt"
 echo "--- make test's packages took $(($(date +%s) - t0)) s in all"
 if [ "$rest" -ne 0 ]; then exit "$rest"; fi
-exit "$beside"
+exit "$sidecode"
