@@ -45,10 +45,11 @@ unit:
 # test runs every package: unit tests, the topology, compat and upgrade
 # suites, and the quick slice of the safety suite (label "quick"), all
 # against real servers. The example library's locktest runs too, and fails
-# rather than skips without Docker (LOCKTEST_REQUIRE). Packages run one at
-# a time (the suites time failovers); the quick slice, whose scripted specs
-# the flake budget runs with a core busy, runs beside them
-# (scripts/test.sh).
+# rather than skips without Docker (LOCKTEST_REQUIRE). Two lanes
+# (scripts/test.sh): the packages one at a time (the topology suite and the
+# Go tests time failovers) and, beside them, one after the other, the
+# suites whose verdicts do not hang on the machine's speed: the quick
+# slice, the upgrade suite and the compat suite.
 test: images
 	$(GO) vet ./...
 	./scripts/test.sh $(GO) $(OUT)
