@@ -18,9 +18,10 @@
 #
 # Usage: scripts/test.sh [GO] [OUT]    (make test: go out)
 #
-# Exit code: 0 when every lane passed, else the first failure's code.
-# Ctrl-C reaches both lanes (one process group); each suite removes what
-# it started.
+# Exit code: 0 when every lane passed, else the first failure's code;
+# 130 when interrupted. Ctrl-C reaches the running test binary of each
+# lane, each removes what it started, and the side lane starts no
+# further suite.
 set -uo pipefail
 # beside is the side lane: NAME PACKAGE [FLAGS...], run in this order.
 beside=(
@@ -34,12 +35,15 @@ mkdir -p "$out"
 t0=$(date +%s)
 
 # side runs the side lane: each suite in turn, its output in OUT/NAME.log
-# and its time and verdict in OUT/side.txt; the lane's code is the first
-# failure's.
+# and its time and exit code in OUT/side.txt; the lane's code is the
+# first failure's. On SIGTERM (sent below when make test is interrupted)
+# it starts no further suite.
 side() {
-  local code=0 s t rc
+  local code=0 s t rc stop=0
+  trap 'stop=1' TERM
   : >"$out/side.txt"
   for s in "${beside[@]}"; do
+    if [ "$stop" = 1 ]; then break; fi
     set -- $s
     t=$(date +%s)
     "$gobin" test -count=1 -timeout 30m "${@:2}" >"$out/$1.log" 2>&1
@@ -49,7 +53,22 @@ side() {
   done
   return "$code"
 }
-# the packages lane: every package but the side lane's suites
+
+# finish waits for a lane's process and sets rc to its exit code; a
+# trapped signal ends a wait early, so it waits again while the process
+# lives.
+finish() {
+  wait "$1"; rc=$?
+  while [ "$rc" -gt 128 ] && kill -0 "$1" 2>/dev/null; do wait "$1"; rc=$?; done
+}
+
+# Ctrl-C reaches every test binary of both lanes (one process group; a
+# test binary handles SIGINT although a background job starts with it
+# ignored), and each removes what it started. The script then only keeps
+# the side lane from starting its next suite, and waits for both.
+interrupted=0
+trap 'interrupted=1; kill -TERM "$lane" 2>/dev/null' INT TERM
+
 skip=()
 for s in "${beside[@]}"; do
   set -- $s
@@ -57,19 +76,20 @@ for s in "${beside[@]}"; do
 done
 side &
 lane=$!
-trap 'wait "$lane" 2>/dev/null; exit 130' INT TERM
+# the packages lane: every package but the side lane's suites
 LOCKTEST_REQUIRE=1 LOCKTEST_OUT="$out/locktest" \
-  "$gobin" test -count=1 -p 1 -timeout 60m $("$gobin" list ./... | grep -v "${skip[@]}")
-rest=$?
+  "$gobin" test -count=1 -p 1 -timeout 60m $("$gobin" list ./... | grep -v "${skip[@]}") &
+packages=$!
+finish "$packages"; rest=$rc
 echo "--- the packages above took $(($(date +%s) - t0)) s"
-wait "$lane"
-sidecode=$?
+finish "$lane"; sidecode=$rc
 for s in "${beside[@]}"; do
   set -- $s
   echo "--- beside the packages: $1 ($out/$1.log)"
-  cat "$out/$1.log"
+  cat "$out/$1.log" 2>/dev/null
 done
 cat "$out/side.txt"
 echo "--- make test's packages took $(($(date +%s) - t0)) s in all"
+if [ "$interrupted" = 1 ]; then exit 130; fi
 if [ "$rest" -ne 0 ]; then exit "$rest"; fi
 exit "$sidecode"
