@@ -43,6 +43,10 @@ side() {
   trap 'stop=1' TERM
   : >"$out/side.txt"
   for s in "${beside[@]}"; do
+    set -- $s
+    rm -f "$out/$1.log" # a suite this run does not reach prints nothing
+  done
+  for s in "${beside[@]}"; do
     if [ "$stop" = 1 ]; then break; fi
     set -- $s
     t=$(date +%s)
@@ -66,8 +70,8 @@ finish() {
 # test binary handles SIGINT although a background job starts with it
 # ignored), and each removes what it started. The script then only keeps
 # the side lane from starting its next suite, and waits for both.
-interrupted=0
-trap 'interrupted=1; kill -TERM "$lane" 2>/dev/null' INT TERM
+interrupted=0 lane=
+trap 'interrupted=1; [ -n "$lane" ] && kill -TERM "$lane" 2>/dev/null' INT TERM
 
 skip=()
 for s in "${beside[@]}"; do
