@@ -19,9 +19,7 @@
 # Usage: scripts/test.sh [GO] [OUT]    (make test: go out)
 #
 # Exit code: 0 when every lane passed, else the first failure's code;
-# 130 when interrupted. Ctrl-C reaches the running test binary of each
-# lane, each removes what it started, and the side lane starts no
-# further suite.
+# 130 when interrupted (Ctrl-C: see the trap below).
 set -uo pipefail
 # beside is the side lane: NAME PACKAGE [FLAGS...], run in this order.
 beside=(
@@ -33,6 +31,16 @@ gobin=${1:-go}
 out=$(realpath -m "${2:-out}")
 mkdir -p "$out"
 t0=$(date +%s)
+# names are the side suites' names; skip keeps their packages out of the
+# packages lane. Logs of an earlier run go first, so that an interrupted
+# run prints only what it ran.
+names=() skip=()
+for s in "${beside[@]}"; do
+  set -- $s
+  names+=("$1")
+  skip+=(-e "${2#.}\$")
+  rm -f "$out/$1.log"
+done
 
 # side runs the side lane: each suite in turn, its output in OUT/NAME.log
 # and its time and exit code in OUT/side.txt; the lane's code is the
@@ -42,10 +50,6 @@ side() {
   local code=0 s t rc stop=0
   trap 'stop=1' TERM
   : >"$out/side.txt"
-  for s in "${beside[@]}"; do
-    set -- $s
-    rm -f "$out/$1.log" # a suite this run does not reach prints nothing
-  done
   for s in "${beside[@]}"; do
     if [ "$stop" = 1 ]; then break; fi
     set -- $s
@@ -73,11 +77,6 @@ finish() {
 interrupted=0 lane=
 trap 'interrupted=1; [ -n "$lane" ] && kill -TERM "$lane" 2>/dev/null' INT TERM
 
-skip=()
-for s in "${beside[@]}"; do
-  set -- $s
-  skip+=(-e "${2#.}\$")
-done
 side &
 lane=$!
 # the packages lane: every package but the side lane's suites
@@ -87,10 +86,9 @@ packages=$!
 finish "$packages"; rest=$rc
 echo "--- the packages above took $(($(date +%s) - t0)) s"
 finish "$lane"; sidecode=$rc
-for s in "${beside[@]}"; do
-  set -- $s
-  echo "--- beside the packages: $1 ($out/$1.log)"
-  cat "$out/$1.log" 2>/dev/null
+for n in "${names[@]}"; do
+  echo "--- beside the packages: $n ($out/$n.log)"
+  cat "$out/$n.log" 2>/dev/null
 done
 cat "$out/side.txt"
 echo "--- make test's packages took $(($(date +%s) - t0)) s in all"
