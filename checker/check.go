@@ -133,6 +133,7 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 		writesOverHolders(h, k, o.holds, loss, faults, &o.fence, &o.lost)
 		lostIncrements(h, k, faults, &o.resource, cc)
 		noExpiry(h, k, faults, &o.ttl)
+		wrongLease(h, k, loss, tol, faults, &o.ttl)
 		stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, faults, &o.ttl, cc)
 		lostLocks(h, k, faults, &o.lost)
 		rejectedCommands(h, k, faults, &o.rejected)

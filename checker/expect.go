@@ -11,9 +11,22 @@ import (
 type Expectation string
 
 const (
+	// ExpectLockCorrect: what a correct lock can still promise when its
+	// holders are slow at the wrong moment (the default workload's stalls,
+	// late holds and pauses inside lock calls): no two workers believe
+	// they hold at once (a fenced client's two holders under a fault are
+	// allowed when its fence stops the stale one), every reply is one the
+	// server could have given, no key is left without expiry or stuck,
+	// and no lock command is refused as one the server does not
+	// understand. An unfenced holder's write after its lease ended (class
+	// stale-writes) is allowed and reported as what it is: only a fence
+	// stops it. The default gate of lockcheck run, locktest and the
+	// adapter check.
+	ExpectLockCorrect Expectation = "lock-correct"
 	// ExpectSafe: every check passes and no two workers ever held the lock
-	// at once, fenced or not. What an unfenced library gates on without
-	// faults, and what any library should show without faults.
+	// at once, fenced or not: what a library shows in a quiet scenario
+	// (no stalls, no pauses, no faults), where even a stale write cannot
+	// happen.
 	ExpectSafe Expectation = "safe"
 	// ExpectFenceHolds: two holders are allowed, but the fence stops the
 	// stale one (class safe or fenced): every other check passes. Only a
@@ -23,7 +36,10 @@ const (
 )
 
 // Expectations lists the expectations a gate can state.
-var Expectations = []Expectation{ExpectSafe, ExpectFenceHolds}
+var Expectations = []Expectation{ExpectLockCorrect, ExpectSafe, ExpectFenceHolds}
+
+// DefaultExpectation is the gate a run is judged by when none is named.
+const DefaultExpectation = ExpectLockCorrect
 
 // ParseExpectation reads an expectation's name.
 func ParseExpectation(s string) (Expectation, error) {
@@ -50,6 +66,10 @@ func (e Expectation) Meets(r *Result, fenced bool) error {
 // why saying what decided the class.
 func (e Expectation) MeetsClass(class Class, fenced bool, why string) error {
 	switch e {
+	case ExpectLockCorrect:
+		if class == ClassSafe || (class == ClassFenced && fenced) || (class == ClassStale && !fenced) {
+			return nil
+		}
 	case ExpectSafe:
 		if class == ClassSafe {
 			return nil

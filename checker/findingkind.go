@@ -31,6 +31,10 @@ const (
 	KindUndecided FindingKind = "undecided"
 	// KindNoExpiry: an acquire or extend without PX, or PTTL -1 observed.
 	KindNoExpiry FindingKind = "no_expiry"
+	// KindWrongLease: the key held a holder's token with a lease its last
+	// acquire or extend did not ask for (Ops: that command and the
+	// observation).
+	KindWrongLease FindingKind = "wrong_lease"
 	// KindStuck: the key stayed taken long after every lease could end.
 	KindStuck FindingKind = "stuck"
 	// KindLostLock: a nil extend or a 0 release.

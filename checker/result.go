@@ -161,6 +161,12 @@ const (
 	// ClassFenced: double holders were allowed and found, and the fence
 	// check passed: the fence stopped the stale holder.
 	ClassFenced Class = "fenced"
+	// ClassStale: the resource check alone failed and no two workers
+	// believed they held at once: an unfenced holder wrote after its lease
+	// had ended (a stall, a pause), and its increment was lost. A correct
+	// unfenced lock cannot prevent it; only a fence can (the article's
+	// point). Its verdict stays violated.
+	ClassStale Class = "stale-writes"
 	// ClassViolated: at least one check failed.
 	ClassViolated Class = "violated"
 	// ClassUnknown: no check failed, one could not decide.
@@ -171,6 +177,9 @@ const (
 func ClassOf(v Verdict, checks Checks) Class {
 	switch v {
 	case Violated:
+		if staleOnly(checks) {
+			return ClassStale
+		}
 		return ClassViolated
 	case Safe:
 		dh, _ := checks.Find(DoubleHolder)
@@ -181,6 +190,24 @@ func ClassOf(v Verdict, checks Checks) Class {
 		return ClassSafe
 	}
 	return ClassUnknown
+}
+
+// staleOnly says whether the resource check is the only one that failed
+// while the double-holder check passed: every lost increment then comes
+// from a write made outside its writer's hold (two writes inside their
+// writers' holds that interleave are two holds that overlap).
+func staleOnly(checks Checks) bool {
+	res, _ := checks.Find(Resource)
+	dh, _ := checks.Find(DoubleHolder)
+	if res.Status != Fail || dh.Status != Pass {
+		return false
+	}
+	for _, c := range checks {
+		if c.Name != Resource && (c.Status == Fail || c.Status == Unknown) {
+			return false
+		}
+	}
+	return true
 }
 
 // MarshalJSON writes the checks as one object keyed by name.

@@ -16,6 +16,10 @@ const (
 	// CellFenced: a fenced client saw double holders (allowed) and the
 	// resource's fence check passed: the fence stopped the stale holder.
 	CellFenced CellOutcome = "fenced"
+	// CellStale: an unfenced holder wrote after its lease ended, and no
+	// two workers believed they held at once (checker.ClassStale): what a
+	// correct unfenced lock shows when its holders stall.
+	CellStale CellOutcome = "stale-writes"
 	// CellViolated: at least one check failed.
 	CellViolated CellOutcome = "violated"
 	// CellUnknown: no check failed but one could not decide.
@@ -37,13 +41,15 @@ const (
 )
 
 // CellOutcomes lists the outcomes in the order the legend shows them.
-var CellOutcomes = []CellOutcome{CellSafe, CellFenced, CellViolated, CellUnknown, CellUnavailable, CellNA, CellError, CellInterrupted, CellNotRun, CellOtherShard}
+var CellOutcomes = []CellOutcome{CellSafe, CellFenced, CellStale, CellViolated, CellUnknown, CellUnavailable, CellNA, CellError, CellInterrupted, CellNotRun, CellOtherShard}
 
 // Label is the outcome's text in a cell.
 func (o CellOutcome) Label() string {
 	switch o {
 	case CellFenced:
 		return "double holder stopped by fence"
+	case CellStale:
+		return "stale writes (unfenced)"
 	case CellViolated:
 		return "VIOLATED"
 	}
@@ -141,6 +147,8 @@ func ClassifyRun(rr RunResult) (CellOutcome, []string) {
 		return CellViolated, failed
 	case checker.ClassFenced:
 		return CellFenced, nil
+	case checker.ClassStale:
+		return CellStale, nil
 	case checker.ClassSafe:
 		return CellSafe, nil
 	}

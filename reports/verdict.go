@@ -2,6 +2,8 @@ package reports
 
 import (
 	"fmt"
+
+	"github.com/lockcheck/lockcheck/checker"
 	"io"
 	"path/filepath"
 	"strings"
@@ -19,6 +21,9 @@ func WriteVerdict(w io.Writer, rr RunResult, dir string) {
 	tw.Flush()
 	for _, n := range rr.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if rr.Class == checker.ClassStale {
+		fmt.Fprintf(w, "class: stale-writes: an unfenced holder wrote after its lease had ended (a stall or a pause) and no two workers believed they held at once; a correct unfenced lock cannot stop this, only a fence can\n")
 	}
 	fmt.Fprintf(w, "verdict: %s (%d ops, seed %d); report: %s\n", strings.ToUpper(string(rr.Verdict)), rr.Ops, rr.Seed, filepath.Join(dir, "report.html"))
 }
