@@ -46,6 +46,12 @@ type Plan struct {
 	PauseIn    history.Kind
 	PauseAt    int
 	PauseAfter time.Duration
+	// PauseSlow, for a pause in the acquire, freezes the client before
+	// its command goes out, for the call's deadline and a little more
+	// (Pause is then CallTimeout plus up to TTL/4, within the lease when
+	// the call timeout is shorter than the TTL): the call times out while
+	// the key may well be someone else's.
+	PauseSlow bool
 	// Abandon leaves without releasing, as a crashed holder would; the key
 	// must then expire by its TTL.
 	Abandon bool
@@ -91,6 +97,7 @@ func (p *planner) next() Plan {
 	where, stallFrac := stallPlaces[r.IntN(len(stallPlaces))], r.Float64()
 	pauses, pause := r.Float64() < w.PauseRate, uniform(r, w.TTL*6/5, w.TTL*2)
 	pauseIn, pauseFrac, pauseAfter := pausePlaces[r.IntN(len(pausePlaces))], r.Float64(), uniform(r, 0, 300*time.Microsecond)
+	slow, slowPause := r.IntN(2) == 0, w.CallTimeout+uniform(r, time.Millisecond, w.TTL/4)
 	abandon := r.Float64() < w.AbandonRate
 	plan := Plan{Key: LockKey(key), Work: work, Step: w.TTL / 3, Abandon: abandon, Jitter: r.Uint64()}
 	if late {
@@ -103,6 +110,9 @@ func (p *planner) next() Plan {
 	}
 	if pauses {
 		plan.Pause, plan.PauseIn, plan.PauseAfter = pause, pauseIn, pauseAfter
+		if pauseIn == history.Acquire && slow {
+			plan.Pause, plan.PauseSlow = slowPause, true
+		}
 		if pauseIn == history.Extend {
 			if n < 2 { // no extend in a one-step hold: freeze the release
 				plan.PauseIn = history.Release

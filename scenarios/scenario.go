@@ -20,9 +20,9 @@ import (
 // carries run settings.
 //
 // The zero value of a field takes the default WithDefaults gives it. Where
-// the default is not "none" (late holds, abandons, observations), a
-// negative value says none; stalls, pauses, faults, AOF and WAIT are off
-// unless set.
+// the default is not "none" (stalls, pauses inside lock calls, late holds,
+// abandons, observations), a negative value says none; faults, AOF and
+// WAIT are off unless set.
 type Scenario struct {
 	// Server is the build every node runs (topology.Lookup, or a user's
 	// own binary's name).
@@ -73,13 +73,19 @@ type Scenario struct {
 	WorkMax time.Duration `json:"-"`
 	// StallRate is the share of holds that stall for 1.2-2 TTL without
 	// extending, like a GC pause: mid-work, just before an extend or just
-	// before the release (none). An unfenced client's write after a stall
+	// before the release (0.2). An unfenced client's write after a stall
 	// is stale whatever the server does, so a correct unfenced client
-	// fails the resource check with stalls on.
+	// fails the resource check with stalls on (class stale-writes, which
+	// the default expectation, lock-correct, allows). On by default: the
+	// bugs that hurt in production show when a holder is slow at the
+	// wrong moment.
 	StallRate float64 `json:"stall_rate,omitempty"`
-	// PauseRate is the share of holds frozen for 1.2-2 TTL inside one lock
-	// operation, between its commands where it has several (none). Like
-	// a stall, it makes an unfenced client's next write stale.
+	// PauseRate is the share of holds frozen inside one lock operation
+	// (0.2): for 1.2-2 TTL between its commands where it has several, or
+	// after the server answered where it has one; half of the acquires'
+	// pauses come before the command goes out and outlast the call's
+	// deadline (Plan.PauseSlow). Like a stall, it makes an unfenced
+	// client's next write stale.
 	PauseRate float64 `json:"pause_rate,omitempty"`
 	// LateRate is the share of holds that extend and release near the
 	// lease's end, 0.85-0.98 TTL after the last (0.1).
@@ -119,6 +125,21 @@ type Scenario struct {
 // default is not.
 const None = -1
 
+// The default workload's shares of holds that stall and that are frozen
+// inside a lock call: a quiet scenario sets both to None.
+const (
+	DefaultStallRate = 0.2
+	DefaultPauseRate = 0.2
+)
+
+// Quiet turns off what makes a correct unfenced client's writes stale
+// (stalls, pauses inside lock calls): the scenario the safe expectation
+// is meant for.
+func (s Scenario) Quiet() Scenario {
+	s.StallRate, s.PauseRate = None, None
+	return s
+}
+
 // WithDefaults fills every zero field with its default. It is the one
 // table of defaults: lockcheck run's flags show these values, and a
 // resolved Scenario (as in scenario.json) comes back unchanged.
@@ -139,6 +160,12 @@ func (s Scenario) WithDefaults() Scenario {
 	}
 	setDuration(&s.WorkMin, s.TTL/5)
 	setDuration(&s.WorkMax, s.TTL)
+	if s.StallRate == 0 {
+		s.StallRate = DefaultStallRate
+	}
+	if s.PauseRate == 0 {
+		s.PauseRate = DefaultPauseRate
+	}
 	if s.LateRate == 0 {
 		s.LateRate = 0.1
 	}

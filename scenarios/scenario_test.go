@@ -24,7 +24,7 @@ func TestScenarioDefaults(t *testing.T) {
 	if s.WorkMin != 2*time.Second || s.WorkMax != 10*time.Second || s.ObserveEvery != 2500*time.Millisecond || s.WriteGap != time.Second {
 		t.Fatalf("TTL-derived defaults: %+v", s)
 	}
-	if s.StallRate != 0 || s.PauseRate != 0 || s.LateRate != None || s.AbandonRate != 0.02 || len(s.Faults) != 0 || s.Wait.Enabled() {
+	if s.StallRate != DefaultStallRate || s.PauseRate != DefaultPauseRate || s.LateRate != None || s.AbandonRate != 0.02 || len(s.Faults) != 0 || s.Wait.Enabled() {
 		t.Fatalf("shares: %+v", s)
 	}
 	if again := s.WithDefaults(); !reflect.DeepEqual(again, s) {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -196,7 +197,9 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 	rec := wk.w.Recorder
 	pause := wk.pauseFor(kind)
 	call := rec.Begin(wk.cid)
-	r := f(lockclient.WithPause(context.Background(), pause))
+	ctx, cancel := wk.slow(pause)
+	r := f(lockclient.WithPause(ctx, pause))
+	cancel()
 	ret := rec.Now()
 	if pause != nil && pause.Fault && pause.Take() {
 		time.Sleep(pause.For) // frozen right after the call instead
@@ -216,10 +219,23 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 		wk.cnt.unknown.Add(1)
 		wk.cid = rec.NewClient()
 	}
-	if r.Outcome == history.OK && kind != history.Release && wk.obs != nil {
+	if r.Outcome == history.OK && wk.obs != nil {
 		wk.obs.read(wk.ocid, key)
 	}
 	return r
+}
+
+// slow takes a pause that strikes before the command goes out: the
+// call's deadline is set, the client freezes past it, and the call then
+// starts with its deadline gone, as a client frozen with its request in
+// flight wakes to a timeout. Its context is the call's.
+func (wk *worker) slow(p *lockclient.Pause) (context.Context, context.CancelFunc) {
+	if p == nil || !p.Before || !p.Take() {
+		return context.Background(), func() {}
+	}
+	ctx, cancel := lockclient.WithTimeout(context.Background(), wk.w.CallTimeout)
+	time.Sleep(p.For)
+	return ctx, cancel
 }
 
 // pauseFor is the pause the plan puts into this call, if any: the
@@ -230,7 +246,10 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 func (wk *worker) pauseFor(kind history.Kind) *lockclient.Pause {
 	p := wk.plan
 	if p.Pause > 0 && p.PauseIn == kind && (kind != history.Extend || wk.extends == p.PauseAt) {
-		return &lockclient.Pause{For: p.Pause, After: p.PauseAfter}
+		// an adapter's deadline is the harness's, not its library's: it is
+		// frozen inside the call instead
+		before := p.PauseSlow && !strings.HasPrefix(wk.w.Client, lockclient.ExternalPrefix)
+		return &lockclient.Pause{For: p.Pause, After: p.PauseAfter, Before: before}
 	}
 	if kind != history.Acquire {
 		if f := wk.w.Freezer.Take(wk.id); f > 0 {

@@ -40,3 +40,10 @@ func ignoreReply(extend extendStep) extendStep {
 		return r
 	}
 }
+
+// extendOverwrite extends by writing the lock again, SET key token PX,
+// without comparing: it always succeeds, and after the lease ended it takes
+// the key from whoever holds it now.
+func extendOverwrite(ctx context.Context, c valkey.CommandClient, key, token string, ttl time.Duration) Result {
+	return okOrNil(ctx, c.Do(ctx, c.B().Arbitrary("SET").Keys(key).Args(token, "PX", ms(ttl)).Build()))
+}

@@ -49,3 +49,25 @@ func releaseGetThenDel(cfg Config) releaseStep {
 		return oneOrZero(ictx, c.Do(ictx, c.B().Del().Key(key).Build()))
 	}
 }
+
+// extendGetThenPexpire is the Lua-era extend script run as two commands:
+// GET the key, and PEXPIRE it if it holds the token. Frozen between the
+// two past its lease, the client extends the lock the next holder took
+// meanwhile, and reports an extend of its own.
+func extendGetThenPexpire(cfg Config) extendStep {
+	return func(ctx context.Context, c valkey.CommandClient, key, token string, ttl time.Duration) Result {
+		v, err := c.Do(ctx, c.B().Get().Key(key).Build()).ToString()
+		if valkey.IsValkeyNil(err) {
+			return failed("")
+		}
+		if err != nil {
+			return resultOf(ctx, err)
+		}
+		if v != token {
+			return failed("")
+		}
+		ictx, cancel := pauseInside(ctx, cfg, key)
+		defer cancel()
+		return oneOrZero(ictx, c.Do(ictx, c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build()))
+	}
+}

@@ -18,6 +18,11 @@ type Pause struct {
 	For time.Duration
 	// After is how long an external adapter runs before it is stopped.
 	After time.Duration
+	// Before strikes the pause before the command is sent, while the
+	// call's deadline runs (the worker takes it): the client wakes to a
+	// timeout, as one frozen with its request in flight would. Only a
+	// client that takes a timeout for a success is then wrong.
+	Before bool
 	// Fault marks the pause-client fault's pause: the fault has told the
 	// history a holder froze, so if nothing inside the call took it, the
 	// worker freezes right after the call.

@@ -68,10 +68,16 @@ var registry = map[string]kindSpec{
 	"mutant-release-get-del": cmdKind([]Capability{CapIFEQ}, false, func(cfg Config) (acquireStep, extendStep, releaseStep) {
 		return setNX, extendIFEQ, releaseGetThenDel(cfg)
 	}),
-	"mutant-extend-blind":         cmdKind([]Capability{CapDELIFEQ}, false, fixed(setNX, extendBlind, releaseDELIFEQ)),
-	"mutant-extend-ignores-reply": cmdKind(nativeNeeds, false, fixed(setNX, ignoreReply(extendIFEQ), releaseDELIFEQ)),
-	"mutant-shared-token":         {needs: nativeNeeds, build: newSharedTokenClient},
-	"mutant-timeout-held":         cmdKind(nativeNeeds, false, fixed(timeoutHeld(setNX), extendIFEQ, releaseDELIFEQ)),
+	"mutant-extend-blind":          cmdKind([]Capability{CapDELIFEQ}, false, fixed(setNX, extendBlind, releaseDELIFEQ)),
+	"mutant-extend-ignores-reply":  cmdKind(nativeNeeds, false, fixed(setNX, ignoreReply(extendIFEQ), releaseDELIFEQ)),
+	"mutant-shared-token":          {needs: nativeNeeds, build: newSharedTokenClient},
+	"mutant-timeout-held":          cmdKind(nativeNeeds, false, fixed(timeoutHeld(setNX), extendIFEQ, releaseDELIFEQ)),
+	"mutant-release-fallback-del":  cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseFallbackDEL)),
+	"mutant-release-ignores-reply": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseIgnoresReply)),
+	"mutant-extend-overwrite":      cmdKind(nativeNeeds, false, fixed(setNX, extendOverwrite, releaseDELIFEQ)),
+	"mutant-extend-get-pexpire": cmdKind([]Capability{CapDELIFEQ}, false, func(cfg Config) (acquireStep, extendStep, releaseStep) {
+		return setNX, extendGetThenPexpire(cfg), releaseDELIFEQ
+	}),
 
 	"redsync":    {needs: luaNeeds, library: true, build: newRedsync},
 	"redislock":  {needs: luaNeeds, library: true, build: newRedislock},
