@@ -36,6 +36,13 @@ type CatchRate struct {
 	Parallel int
 	// Duration, when positive, replaces each case's run length.
 	Duration time.Duration
+	// Gate, when set, measures the default gate instead of each case's
+	// tuned scenario: every mutant runs this one scenario (the default
+	// workload with only its TTL, clients, keys and duration given) and
+	// is caught when the run does not meet the default expectation
+	// (lock-correct), by whichever check. Controls are not run: the
+	// correct clients' runs of the same scenario are false-alarms'.
+	Gate *scenarios.Scenario
 	// Out receives catch-rate.md, catch-rate.json and the histories of the
 	// runs worth a look (a mutant missed, a control's false alarm).
 	Out string
@@ -69,7 +76,7 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 	// proxies
 	proxy := false
 	for _, mc := range c.Cases {
-		proxy = proxy || fault.NeedsClientProxy(mc.Scenario.Faults)
+		proxy = proxy || (c.Gate == nil && fault.NeedsClientProxy(mc.Scenario.Faults))
 	}
 	for range lanes {
 		t, err := Start(ctx, eng, c.Build, c.Sources, topology.Standalone, topology.Options{ProxyClients: proxy}, c.Log)
@@ -93,7 +100,7 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 		cr.Machine = fmt.Sprintf("%d CPUs, %d topologies at once, load average %s at the start, %s at the end", runtime.NumCPU(), lanes, load, loadAverage())
 		return reports.WriteCatchRate(c.Out, cr)
 	}
-	total := len(c.Cases) * c.Runs * 2
+	total := len(c.Cases) * c.Runs * len(c.sides())
 	n := 0
 	next := make(chan int, len(c.Cases))
 	for i := range c.Cases {
@@ -108,7 +115,7 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 				mc := c.Cases[i]
 				var runs []reports.CatchRun
 				for seed := int64(1); seed <= int64(c.Runs) && ctx.Err() == nil; seed++ {
-					for _, control := range []bool{false, true} {
+					for _, control := range c.sides() {
 						if ctx.Err() != nil {
 							break
 						}
@@ -119,11 +126,11 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 						runs = append(runs, r)
 						mu.Lock()
 						n++
-						fmt.Fprintf(c.Log, "[%d/%d] %s\n", n, total, runLine(mc, r))
+						fmt.Fprintf(c.Log, "[%d/%d] %s\n", n, total, runLine(c.judged(mc), r))
 						mu.Unlock()
 					}
 				}
-				row := Tally(mc, runs)
+				row := Tally(c.judged(mc), runs)
 				mu.Lock()
 				rows[i] = &row
 				if err := finish(); err != nil && werr == nil {
@@ -159,6 +166,10 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 		return r
 	}
 	s := mc.Run(client, seed, c.Duration)
+	if c.Gate != nil {
+		s = *c.Gate
+		s.Client, s.Seed = client, seed
+	}
 	s.Server, s.Topology = t.Build.Name, t.Kind
 	res, result, err := runMeasured(ctx, t, scenarios.Chaos{Workload: scenarios.Workload{Scenario: s}})
 	if res != nil {
@@ -170,6 +181,14 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 	}
 	h := res.History
 	r.Failing, r.Unknown = Failing(result)
+	mc = c.judged(mc)
+	if c.Gate != nil {
+		if err := checker.DefaultExpectation.Meets(result, h.Meta.Fenced); err != nil && result.Class != checker.ClassUnknown {
+			r.Failing = append(r.Failing, mc.Breaks)
+		} else if err != nil {
+			r.Unknown = append(r.Unknown, mc.Breaks)
+		}
+	}
 	r.Hit = slices.Contains(r.Failing, mc.Breaks)
 	if ch, ok := result.Check(mc.Breaks); ok {
 		r.Findings = ch.Count
@@ -186,6 +205,25 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 		}
 	}
 	return r
+}
+
+// sides are the runs each seed makes: the mutant, and its control unless
+// the default gate is measured.
+func (c CatchRate) sides() []bool {
+	if c.Gate != nil {
+		return []bool{false}
+	}
+	return []bool{false, true}
+}
+
+// judged is the case as this measurement judges it: by the default
+// expectation, over the gate's scenario, when the gate is measured.
+func (c CatchRate) judged(mc scenarios.MutantCase) scenarios.MutantCase {
+	if c.Gate != nil {
+		mc.Breaks = string(checker.DefaultExpectation)
+		mc.Scenario = *c.Gate
+	}
+	return mc
 }
 
 // Failing lists the checks of a result that failed and those that could

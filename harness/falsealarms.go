@@ -18,11 +18,13 @@ import (
 )
 
 // AlarmChecks are the checks a correct client must pass in the default
-// workload whatever it is: a double holder or a history no legal order
-// explains is the harness's false alarm, never the client's fault. Other
-// checks (resource, for an unfenced client whose holder stalled) are
-// counted beside.
-var AlarmChecks = []string{checker.DoubleHolder, checker.Linearizability}
+// workload whatever it is: each is judged by the default expectation
+// (lock-correct), so a double holder, a history no legal order explains,
+// a key left without expiry or stuck, a refused command or a fence that
+// let a stale write through is a false alarm, never the client's fault.
+// The resource's lost increments of an unfenced client whose holder
+// stalled (class stale-writes) are counted beside.
+var AlarmChecks = []string{checker.DoubleHolder, checker.Linearizability, checker.TTL, checker.Rejected, checker.Fence}
 
 // AlarmCase is one correct client on one build.
 type AlarmCase struct {
@@ -42,6 +44,11 @@ type FalseAlarms struct {
 	Runs       int
 	// Duration is one run's length.
 	Duration time.Duration
+	// Base is the scenario every run makes (GateScenario when nil).
+	Base *scenarios.Scenario
+	// Parallel is how many topologies a build and kind's clients share
+	// out among (1 when 0).
+	Parallel int
 	Sources  topology.Sources
 	// Out receives false-alarms.md, false-alarms.json and the history of
 	// every run that raised one.
@@ -53,6 +60,7 @@ type FalseAlarms struct {
 type lane struct {
 	build topology.Build
 	kind  topology.Kind
+	slot  int   // which of the build and kind's lanes
 	cases []int // indexes into Cases
 }
 
@@ -63,15 +71,23 @@ func (f FalseAlarms) Measure(ctx context.Context, eng *topology.Engine) (fa *rep
 	if f.Log == nil {
 		f.Log = io.Discard
 	}
-	if f.Runs <= 0 || f.Duration <= 0 {
-		return nil, fmt.Errorf("false-alarms: runs and duration must be positive")
+	if f.Runs <= 0 || f.Duration < 0 {
+		return nil, fmt.Errorf("false-alarms: runs must be positive")
 	}
+	// each build and kind's clients go round-robin to up to Parallel
+	// lanes of their own
 	var lanes []lane
+	per := max(f.Parallel, 1)
 	for _, kind := range f.Topologies {
+		seen := map[string]int{}
 		for i, c := range f.Cases {
-			j := slices.IndexFunc(lanes, func(l lane) bool { return l.build.Name == c.Build.Name && l.kind == kind })
+			n := seen[c.Build.Name]
+			seen[c.Build.Name]++
+			j := slices.IndexFunc(lanes, func(l lane) bool {
+				return l.build.Name == c.Build.Name && l.kind == kind && l.slot == n%per
+			})
 			if j < 0 {
-				lanes = append(lanes, lane{build: c.Build, kind: kind})
+				lanes = append(lanes, lane{build: c.Build, kind: kind, slot: n % per})
 				j = len(lanes) - 1
 			}
 			lanes[j].cases = append(lanes[j].cases, i)
@@ -81,7 +97,7 @@ func (f FalseAlarms) Measure(ctx context.Context, eng *topology.Engine) (fa *rep
 		return nil, fmt.Errorf("false-alarms folder: %w", err)
 	}
 	begin, load := time.Now(), loadAverage()
-	fa = &reports.FalseAlarms{Runs: f.Runs, Duration: reports.MillisOf(f.Duration), Checks: AlarmChecks, Started: begin}
+	fa = &reports.FalseAlarms{Runs: f.Runs, Duration: reports.MillisOf(f.Scenario(&topology.Topology{}, "", 0).Duration), Checks: AlarmChecks, Started: begin}
 	var mu sync.Mutex // guards fa, n and the report's files
 	finish := func() error {
 		fa.Elapsed = reports.MillisOf(time.Since(begin))
@@ -190,15 +206,24 @@ func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client st
 	return r
 }
 
-// Scenario is the adversarial workload one run makes: three clients on two
-// keys with a 1 s lease, holds from TTL/50 to 3 TTL, a tenth of them
-// stalled past the lease, a tenth frozen inside a lock call, a tenth
-// extending and releasing at the lease's end, and the defaults' abandons
-// and observations.
+// GateScenario is the default gate as the catch-rate and false-alarm
+// tables measure it: the default workload (stalls, late holds and pauses
+// inside lock calls on) with only its lease, workers, keys and length
+// given, as a library's CI would give them.
+var GateScenario = scenarios.Scenario{TTL: time.Second, Clients: 6, Keys: 1, Duration: 20 * time.Second}
+
+// Scenario is the workload one run makes: GateScenario with the lane's
+// server and topology, the client, the seed and the length.
 func (f FalseAlarms) Scenario(t *topology.Topology, client string, seed int64) scenarios.Scenario {
-	return scenarios.Scenario{Server: t.Build.Name, Topology: t.Kind, Client: client, Seed: seed, Duration: f.Duration,
-		Clients: 3, Keys: 2, TTL: time.Second, WorkMin: 20 * time.Millisecond, WorkMax: 3 * time.Second,
-		StallRate: 0.1, PauseRate: 0.1, LateRate: 0.1}
+	s := GateScenario
+	if f.Base != nil {
+		s = *f.Base
+	}
+	s.Server, s.Topology, s.Client, s.Seed = t.Build.Name, t.Kind, client, seed
+	if f.Duration > 0 {
+		s.Duration = f.Duration
+	}
+	return s
 }
 
 // flushPrimary empties the topology's primary before a run, so that no

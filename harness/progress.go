@@ -73,8 +73,11 @@ func newLiveCount(rec *history.Recorder, ttl time.Duration, fenced bool) *liveCo
 	return &liveCount{rec: rec, fenced: fenced, span: int64(max(4*ttl, 10*time.Second)), seen: map[string]bool{}}
 }
 
-// liveChecks are the checks the live count adds up.
-var liveChecks = []string{checker.DoubleHolder, checker.Fence, checker.Resource}
+// liveChecks are the checks the live count adds up. The resource's lost
+// increments are not among them: one that two holders at once made is a
+// double holder already, and one that a holder made after its lease ended
+// is a stale write, which the default gate allows an unfenced client.
+var liveChecks = []string{checker.DoubleHolder, checker.Fence}
 
 // pull adds the operations recorded since the last pull to the window.
 // A streaming recorder keeps only its latest ones (history.TailOps): if

@@ -35,11 +35,17 @@
 //
 // # Expectations
 //
-// A run passes or fails by one expectation alone: ExpectSafe (every check
-// passes and no two workers held the lock at once; the default) or
-// ExpectFenceHolds (two holders allowed under a fault, the fence stops the
-// stale one; only with Scenario.Fenced). An unfenced library gates on
-// "safe without faults"; a fenced one on "fence holds under kill-primary".
+// A run passes or fails by one expectation alone. ExpectLockCorrect, the
+// default, is what a correct lock still promises when its holders stall
+// and freeze inside lock calls, as the default workload makes them: no
+// two workers believe they hold at once, every reply is one the server
+// could have given, no key without expiry or stuck, no refused command;
+// an unfenced holder's write after its lease ended is allowed and
+// reported (class stale-writes). ExpectSafe (every check passes) is for a
+// quiet scenario (Scenario.Quiet()) or a fenced library; ExpectFenceHolds
+// (two holders allowed under a fault, the fence stops the stale one; only
+// with Scenario.Fenced) is what a fenced library gates on under
+// kill-primary.
 //
 // # Environment
 //

@@ -65,11 +65,19 @@ type options struct {
 	out    string
 }
 
-// Expectations: a run passes or fails by the one given (ExpectSafe when
-// none is).
+// Expectations: a run passes or fails by the one given (ExpectLockCorrect
+// when none is).
 var (
+	// ExpectLockCorrect, the default: no two workers believe they hold at
+	// once, every reply is one the server could have given, no key is left
+	// without expiry or stuck, no lock command is refused; an unfenced
+	// holder's write after a stall past its lease is allowed (only a fence
+	// stops it). What a correct lock passes under the default workload's
+	// stalls and pauses inside lock calls.
+	ExpectLockCorrect Option = expect(checker.ExpectLockCorrect)
 	// ExpectSafe: every check passes and no two workers ever held the
-	// lock at once.
+	// lock at once: for a quiet scenario (Scenario.Quiet), or a fenced
+	// library.
 	ExpectSafe Option = expect(checker.ExpectSafe)
 	// ExpectFenceHolds: two holders are allowed, the fence must stop the
 	// stale one, and every other check passes. Needs Scenario.Fenced.
@@ -109,7 +117,7 @@ var kinds atomic.Int64
 // reused.
 func (e *Env) Run(t testing.TB, s Scenario, newClient NewClient, opts ...Option) Report {
 	t.Helper()
-	o := options{expect: checker.ExpectSafe}
+	o := options{expect: checker.DefaultExpectation}
 	for _, opt := range opts {
 		opt(&o)
 	}

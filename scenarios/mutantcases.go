@@ -134,6 +134,33 @@ func MutantCases() []MutantCase {
 			Scenario: Scenario{Clients: 4, Keys: 1, TTL: 3 * time.Second, Duration: 12 * time.Second, Faults: []string{"latency"},
 				WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 		},
+		{
+			// As mutant-del's: the stalled holder wakes after its lease
+			// ended and releases while the next holder holds the key.
+			Client: "mutant-release-fallback-del", Breaks: "linearizability", Control: "native",
+			Why: "a release that finds the lock gone (DELIFEQ answers 0) deletes the key with a plain DEL: the next holder's lock",
+			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+				StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+		},
+		{
+			// As mutant-del's: a release after the lease ended answers 0,
+			// which the mutant reports as done.
+			Client: "mutant-release-ignores-reply", Breaks: "linearizability", Control: "native",
+			Why: "the release reads DELIFEQ's 0 as success: a lock lost under its holder is reported released",
+			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+				StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+		},
+		{
+			// Long holds, every one frozen once: a freeze inside an extend
+			// falls between its GET and its PEXPIRE, past the lease, while
+			// one of three others takes the key.
+			Client: "mutant-extend-get-pexpire", Breaks: "linearizability", Control: "native",
+			Why: "the extend is GET, compare, then PEXPIRE: frozen between them past its lease, it extends the next holder's lock",
+			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+				PauseRate: 1, WorkMin: 1500 * time.Millisecond, WorkMax: 2 * time.Second},
+		},
+		stalledExtendCase("mutant-extend-overwrite", "linearizability",
+			"the extend writes the lock again (SET key token PX) without comparing: after its lease ended it takes the key from the next holder"),
 		stalledExtendCase("mutant-extend-blind", "linearizability",
 			"the extend is a PEXPIRE that never compares the value: after its lease ended it extends the next holder's lock"),
 		stalledExtendCase("mutant-extend-ignores-reply", "linearizability",

@@ -37,6 +37,12 @@ type Plan struct {
 	Stall      time.Duration
 	StallAt    int
 	StallWhere StallWhere
+	// StallJust makes the stall end just past the holder's lease, by
+	// StallPast (20 ms to TTL/10), whenever it starts: the key is then
+	// most often free, where a longer stall finds the next holder in it.
+	// Half the stalls are of each kind.
+	StallJust bool
+	StallPast time.Duration
 	// Pause, when not 0, freezes the client inside one lock operation for
 	// that long: the acquire that takes the lock, extend number PauseAt
 	// (from 0), or the release, as PauseIn says. PauseAfter (0-300 µs,
@@ -47,10 +53,9 @@ type Plan struct {
 	PauseAt    int
 	PauseAfter time.Duration
 	// PauseSlow, for a pause in the acquire, freezes the client before
-	// its command goes out, for the call's deadline and a little more
-	// (Pause is then CallTimeout plus up to TTL/4, within the lease when
-	// the call timeout is shorter than the TTL): the call times out while
-	// the key may well be someone else's.
+	// its command goes out, past the call's deadline (SlowDeadline) by up
+	// to TTL/4 more, so within the lease: the call times out while the
+	// key may well be someone else's.
 	PauseSlow bool
 	// Abandon leaves without releasing, as a crashed holder would; the key
 	// must then expire by its TTL.
@@ -74,7 +79,10 @@ const (
 
 var stallPlaces = []StallWhere{StallMidWork, StallBeforeExtend, StallBeforeRelease}
 
-var pausePlaces = []history.Kind{history.Acquire, history.Extend, history.Release}
+// pausePlaces are where a hold's pause may strike, evenly: inside the
+// acquire, in the acquire before its command goes out (the second entry,
+// Plan.PauseSlow), inside an extend, inside the release.
+var pausePlaces = []history.Kind{history.Acquire, history.Acquire, history.Extend, history.Release}
 
 // planner draws plans for one worker.
 type planner struct {
@@ -95,9 +103,10 @@ func (p *planner) next() Plan {
 	late, lateStep := r.Float64() < w.LateRate, max(uniform(r, w.TTL*17/20, w.TTL*49/50)-w.WriteGap, time.Millisecond)
 	stalls, stall := r.Float64() < w.StallRate, uniform(r, w.TTL*6/5, w.TTL*2)
 	where, stallFrac := stallPlaces[r.IntN(len(stallPlaces))], r.Float64()
+	just, past := r.IntN(2) == 0, uniform(r, 20*time.Millisecond, max(w.TTL/10, 30*time.Millisecond))
 	pauses, pause := r.Float64() < w.PauseRate, uniform(r, w.TTL*6/5, w.TTL*2)
-	pauseIn, pauseFrac, pauseAfter := pausePlaces[r.IntN(len(pausePlaces))], r.Float64(), uniform(r, 0, 300*time.Microsecond)
-	slow, slowPause := r.IntN(2) == 0, w.CallTimeout+uniform(r, time.Millisecond, w.TTL/4)
+	place, pauseFrac, pauseAfter := r.IntN(len(pausePlaces)), r.Float64(), uniform(r, 0, 300*time.Microsecond)
+	pauseIn, slow, slowPause := pausePlaces[place], place == 1, SlowDeadline(w.Scenario)+uniform(r, time.Millisecond, w.TTL/4)
 	abandon := r.Float64() < w.AbandonRate
 	plan := Plan{Key: LockKey(key), Work: work, Step: w.TTL / 3, Abandon: abandon, Jitter: r.Uint64()}
 	if late {
@@ -107,6 +116,7 @@ func (p *planner) next() Plan {
 	n := steps(plan.Work, plan.Step)
 	if stalls {
 		plan.Stall, plan.StallAt, plan.StallWhere = stall, int(stallFrac*float64(n)), where
+		plan.StallJust, plan.StallPast = just, past
 	}
 	if pauses {
 		plan.Pause, plan.PauseIn, plan.PauseAfter = pause, pauseIn, pauseAfter
@@ -122,6 +132,11 @@ func (p *planner) next() Plan {
 	}
 	return plan
 }
+
+// SlowDeadline is the deadline of a call whose acquire freezes before it
+// goes out (Plan.PauseSlow): the call timeout, or TTL/4 where that is
+// shorter, so that the client wakes to its timeout well within a lease.
+func SlowDeadline(s Scenario) time.Duration { return min(s.CallTimeout, s.TTL/4) }
 
 // LockKey names the i-th lock key, with a hash tag that its fence counter
 // shares: lock:{k1}, fence:{k1}.

@@ -31,7 +31,7 @@ func TestPlansSeeded(t *testing.T) {
 	if reflect.DeepEqual(a, draw(w2, 1)) {
 		t.Fatal("two seeds drew the same plans")
 	}
-	var stalls, abandons, long, short, late int
+	var stalls, just, slow, abandons, long, short, late int
 	keys := map[string]bool{}
 	places := map[StallWhere]int{}
 	pauses := map[history.Kind]int{}
@@ -43,10 +43,24 @@ func TestPlansSeeded(t *testing.T) {
 			if p.Stall <= w.TTL {
 				t.Fatalf("stall %v not longer than the TTL %v", p.Stall, w.TTL)
 			}
+			if p.StallJust {
+				just++
+				if p.StallPast < 20*time.Millisecond || p.StallPast > max(w.TTL/10, 30*time.Millisecond) {
+					t.Fatalf("a stall that ends %v past the lease: want 20 ms to TTL/10", p.StallPast)
+				}
+			}
 		}
 		if p.Pause > 0 {
 			pauses[p.PauseIn]++
-			if p.Pause <= w.TTL {
+			switch {
+			case p.PauseSlow:
+				// frozen before its command goes out, past the call's
+				// deadline and within the lease
+				slow++
+				if p.PauseIn != history.Acquire || p.Pause <= SlowDeadline(w.Scenario) || p.Pause >= SlowDeadline(w.Scenario)+w.TTL/4 {
+					t.Fatalf("a slow pause of %v in %s: want an acquire's, %v to %v", p.Pause, p.PauseIn, SlowDeadline(w.Scenario), SlowDeadline(w.Scenario)+w.TTL/4)
+				}
+			case p.Pause <= w.TTL:
 				t.Fatalf("pause %v not longer than the TTL %v", p.Pause, w.TTL)
 			}
 		}
@@ -72,6 +86,9 @@ func TestPlansSeeded(t *testing.T) {
 	}
 	if len(keys) != 4 || stalls == 0 || long == 0 || short == 0 || late == 0 {
 		t.Fatalf("200 plans used %d keys, %d stalls, %d holds longer than the TTL, %d shorter than a step, %d late", len(keys), stalls, long, short, late)
+	}
+	if just == 0 || just == stalls || slow == 0 || slow == pauses[history.Acquire] {
+		t.Fatalf("%d of %d stalls end just past the lease, %d of %d acquire pauses are slow: want some of each kind", just, stalls, slow, pauses[history.Acquire])
 	}
 	if len(places) != 3 || pauses[history.Acquire] == 0 || pauses[history.Extend] == 0 || pauses[history.Release] == 0 {
 		t.Fatalf("stalls at %v, pauses in %v: want every place", places, pauses)

@@ -32,6 +32,9 @@ type worker struct {
 	// has made: they say which call the plan's pause goes into.
 	plan    Plan
 	extends int
+	// leaseAt is when the call that set the worker's lease (its last OK
+	// acquire or extend) began: the lease ends TTL after it.
+	leaseAt time.Time
 }
 
 func (wk *worker) run(ctx context.Context) {
@@ -104,7 +107,7 @@ func (wk *worker) work(ctx context.Context, p Plan, held lockclient.Result) bool
 		d := min(p.Step, time.Until(end))
 		stalled := p.Stall > 0 && i == p.StallAt && p.StallWhere == StallMidWork
 		if stalled {
-			d = p.Stall
+			d = wk.stallFor(p)
 		}
 		if f := wk.w.Freezer.Take(wk.id); f > 0 {
 			d, stalled = f, true
@@ -175,7 +178,16 @@ func (wk *worker) stallBefore(ctx context.Context, p Plan, i int, where StallWhe
 		return ctx.Err() == nil
 	}
 	wk.cnt.stalls.Add(1)
-	return pace.Sleep(ctx, p.Stall)
+	return pace.Sleep(ctx, wk.stallFor(p))
+}
+
+// stallFor is how long the plan's stall lasts from now: its own length,
+// or until just past the lease when it is to end there.
+func (wk *worker) stallFor(p Plan) time.Duration {
+	if !p.StallJust {
+		return p.Stall
+	}
+	return max(time.Until(wk.leaseAt.Add(wk.w.TTL)), 0) + p.StallPast
 }
 
 // write sends one write to the resource and says whether it was accepted;
@@ -198,8 +210,12 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 	pause := wk.pauseFor(kind)
 	call := rec.Begin(wk.cid)
 	ctx, cancel := wk.slow(pause)
+	began := time.Now()
 	r := f(lockclient.WithPause(ctx, pause))
 	cancel()
+	if r.Outcome == history.OK && kind != history.Release {
+		wk.leaseAt = began
+	}
 	ret := rec.Now()
 	if pause != nil && pause.Fault && pause.Take() {
 		time.Sleep(pause.For) // frozen right after the call instead
@@ -233,7 +249,7 @@ func (wk *worker) slow(p *lockclient.Pause) (context.Context, context.CancelFunc
 	if p == nil || !p.Before || !p.Take() {
 		return context.Background(), func() {}
 	}
-	ctx, cancel := lockclient.WithTimeout(context.Background(), wk.w.CallTimeout)
+	ctx, cancel := lockclient.WithTimeout(context.Background(), SlowDeadline(wk.w.Scenario))
 	time.Sleep(p.For)
 	return ctx, cancel
 }

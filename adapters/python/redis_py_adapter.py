@@ -27,6 +27,11 @@ Modes (--mode):
           and cannot be retried by the library's user: the lock stays
           until its lease ends.
 
+Bugs (--bug, for lockcheck's own specs: a broken adapter the default gate
+must catch, with the same protocol as a correct one):
+  release-ignores-reply  the release reports done whatever DELIFEQ answered.
+  extend-blind           the extend is PEXPIRE without comparing the token.
+
 Topologies: standalone and replicated (the first address, the primary),
 sentinel (redis.sentinel.Sentinel on the sentinels' addresses) and cluster
 (redis.cluster.RedisCluster). Servers in containers announce container
@@ -224,11 +229,34 @@ class LibraryLock:
         return {"status": "ok"}
 
 
-def handle(req, state, mode):
+class BrokenLock(Lock):
+    """Lock with one deliberate bug (--bug)."""
+
+    def __init__(self, client, mode, bug):
+        super().__init__(client, mode)
+        self.bug = bug
+
+    def extend(self, key, token, ttl_ms):
+        if self.bug == "extend-blind":
+            done = self.r.pexpire(key, ttl_ms)
+            return {"status": "ok"} if done else {"status": "fail"}
+        return super().extend(key, token, ttl_ms)
+
+    def release(self, key, token):
+        reply = super().release(key, token)
+        if self.bug == "release-ignores-reply":
+            return {"status": "ok"}
+        return reply
+
+
+def handle(req, state, mode, bug=None):
     op = req.get("op")
     if op == "init":
         client = connect(req)
-        state["lock"] = LibraryLock(client) if mode == "lock" else Lock(client, mode)
+        if bug:
+            state["lock"] = BrokenLock(client, mode, bug)
+        else:
+            state["lock"] = LibraryLock(client) if mode == "lock" else Lock(client, mode)
         name = f"redis-py {redis.__version__}"
         return {"status": "ok", "name": name + " Lock" if mode == "lock" else name}
     if op == "close":
@@ -248,7 +276,10 @@ def handle(req, state, mode):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("native", "fenced", "lua", "lock"), default="native")
+    ap.add_argument("--bug", choices=("release-ignores-reply", "extend-blind"), default=None)
     args = ap.parse_args()
+    if args.bug and args.mode == "lock":
+        ap.error("--bug needs a mode of this adapter's own commands, not lock")
     state = {}
     for line in sys.stdin:
         if not line.strip():
@@ -257,7 +288,7 @@ def main():
         try:
             req = json.loads(line)
             op = req.get("op")
-            reply = handle(req, state, args.mode)
+            reply = handle(req, state, args.mode, args.bug)
         except (ConnectionError, TimeoutError) as e:
             # Sent or not, the command may have run.
             reply = {"status": "unknown", "error": f"{type(e).__name__}: {e}"}

@@ -28,6 +28,10 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	out := fs.String("out", filepath.Join("out", "catch-rate"), "folder for catch-rate.md, catch-rate.json and the histories of missed runs")
 	duration := fs.Duration("duration", 0, "length of every run (default each scenario's own, 12-15 s)")
 	parallel := fs.Int("parallel", 3, "mutants measured at once, each on a standalone topology of its own")
+	gate := fs.Bool("gate", false, "measure the default gate: every mutant runs the default workload with only --ttl, --clients, --keys and --duration given, and is caught when the run does not meet lock-correct; no controls (lockcheck false-alarms runs the correct clients)")
+	ttl := fs.Duration("ttl", harness.GateScenario.TTL, "with --gate: the lease")
+	clients := fs.Int("clients", harness.GateScenario.Clients, "with --gate: the workers")
+	keys := fs.Int("keys", harness.GateScenario.Keys, "with --gate: the lock keys")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -60,8 +64,20 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	fmt.Fprintf(stderr, "catch-rate: %d mutant(s) × %d seeds, mutant and control each, on %s standalone, %d at once -> %s\n", len(cases), *runs, b.Name, *parallel, *out)
 	m := harness.CatchRate{Build: b, Sources: sources, Cases: cases, Runs: *runs, Parallel: *parallel, Duration: *duration, Out: *out, Log: stderr}
+	what := "mutant and control each"
+	if *gate {
+		g := harness.GateScenario
+		g.TTL, g.Clients, g.Keys = *ttl, *clients, *keys
+		if *duration > 0 {
+			g.Duration = *duration
+		}
+		if g.TTL <= 0 || g.Clients <= 0 || g.Keys <= 0 {
+			return fail(stderr, "--ttl %s, --clients %d, --keys %d: want positive values", g.TTL, g.Clients, g.Keys)
+		}
+		m.Gate, what = &g, "the default gate ("+g.Summary()+")"
+	}
+	fmt.Fprintf(stderr, "catch-rate: %d mutant(s) × %d seeds, %s, on %s standalone, %d at once -> %s\n", len(cases), *runs, what, b.Name, *parallel, *out)
 	cr, err := m.Measure(ctx, eng)
 	if cr != nil {
 		reports.CatchRateMarkdown(stdout, cr)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
@@ -26,11 +25,15 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	var src sourceFlags
 	src.register(fs)
 	runs := fs.Int("runs", 20, "seeded runs per client and topology (seeds 1..runs)")
-	duration := fs.Duration("duration", 10*time.Second, "length of every run")
-	clients := fs.String("clients", "native,fenced,lua,delex,python", "comma-separated correct clients (python: the shipped redis-py adapter; python-lock: its redis-py Lock mode)")
+	duration := fs.Duration("duration", harness.GateScenario.Duration, "length of every run")
+	ttl := fs.Duration("ttl", harness.GateScenario.TTL, "the lease")
+	workers := fs.Int("workers", harness.GateScenario.Clients, "the workers of every run")
+	keys := fs.Int("keys", harness.GateScenario.Keys, "the lock keys")
+	parallel := fs.Int("parallel", 3, "topologies at once: a build and topology kind's clients are shared out among this many")
+	clients := fs.String("clients", "native,fenced,lua,delex,python,python-lua,python-fenced,python-lock,redsync,redislock,valkeylock", "comma-separated correct clients (python: the shipped redis-py adapter; python-MODE: it in another --mode)")
 	server := fs.String("server", "valkey-9.1", "server build for every client but delex")
 	delexServer := fs.String("delex-server", "redis-8.6", "server build for delex, which needs DELEX")
-	topos := fs.String("topologies", "standalone,sentinel", "comma-separated topology kinds, each started once per build")
+	topos := fs.String("topologies", "standalone", "comma-separated topology kinds, each started once per build")
 	out := fs.String("out", filepath.Join("out", "false-alarms"), "folder for false-alarms.md, false-alarms.json and the histories of runs that raised an alarm")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
@@ -38,9 +41,11 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck false-alarms -h for the flags", fs.Arg(0))
 	}
-	if *runs <= 0 || *duration <= 0 {
-		return fail(stderr, "--runs %d, --duration %s: want a positive number of seeds and a positive length", *runs, *duration)
+	if *runs <= 0 || *duration <= 0 || *ttl <= 0 || *workers <= 0 || *keys <= 0 || *parallel <= 0 {
+		return fail(stderr, "--runs %d, --duration %s, --ttl %s, --workers %d, --keys %d, --parallel %d: want positive values", *runs, *duration, *ttl, *workers, *keys, *parallel)
 	}
+	base := harness.GateScenario
+	base.Duration, base.TTL, base.Clients, base.Keys = *duration, *ttl, *workers, *keys
 	var kinds []topology.Kind
 	for _, k := range strings.Split(*topos, ",") {
 		kind, err := topology.ParseKind(strings.TrimSpace(k))
@@ -62,8 +67,8 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 			name = *delexServer
 		case "python":
 			c = pythonClient
-		case "python-lock":
-			c = pythonClient + " --mode lock"
+		case "python-lua", "python-fenced", "python-lock":
+			c = pythonClient + " --mode " + strings.TrimPrefix(c, "python-")
 		}
 		if code := checkClient(c, stderr); code != 0 {
 			return code
@@ -79,8 +84,8 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	fmt.Fprintf(stderr, "false-alarms: %d client(s) × %d topologies × %d seeds of %s -> %s\n", len(cases), len(kinds), *runs, *duration, *out)
-	m := harness.FalseAlarms{Cases: cases, Topologies: kinds, Runs: *runs, Duration: *duration, Sources: sources, Out: *out, Log: stderr}
+	fmt.Fprintf(stderr, "false-alarms: %d client(s) × %d topologies × %d seeds of %s -> %s\n", len(cases), len(kinds), *runs, base.Summary(), *out)
+	m := harness.FalseAlarms{Cases: cases, Topologies: kinds, Runs: *runs, Base: &base, Parallel: *parallel, Sources: sources, Out: *out, Log: stderr}
 	fa, err := m.Measure(ctx, eng)
 	if fa != nil {
 		reports.FalseAlarmsMarkdown(stdout, fa)

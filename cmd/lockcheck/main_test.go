@@ -33,7 +33,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--server", "valkey-9.1", "--node-build", "n1"}, "want NODE=BUILD"},
 		{[]string{"run", "--server", "valkey-9.1", "--node-build", "n1=valkey-7"}, "choose one of valkey-8.0"},
 		{[]string{"run", "--server", "valkey-9.1", "--repeat", "0"}, "a number of runs of 1 or more"},
-		{[]string{"run", "--server", "valkey-9.1", "--expect", "fenced"}, "choose one of safe, fence-holds"},
+		{[]string{"run", "--server", "valkey-9.1", "--expect", "fenced"}, "choose one of lock-correct, safe, fence-holds"},
 		{[]string{"adapter-check"}, "takes one argument"},
 		{[]string{"adapter-check", "--topology", "sentinel", "/bin/true"}, "runs on a standalone server"},
 		{[]string{"replay"}, "one run folder"},

@@ -164,7 +164,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stop := fs.Bool("stop-on-violation", false, "end the run (its check and files) once the live check finds a violation the client's options do not allow")
 	repeat := fs.Int("repeat", 1, "run the scenario N times with seeds seed, seed+1, ..., each into OUT/seed-S")
 	until := fs.Bool("until-violation", false, "stop at the first run that is violated (or misses --expect) and say how many runs it took; up to --repeat runs, 100 when --repeat is not given")
-	expect := fs.String("expect", "", "exit 0 or 1 by this expectation alone: safe (every check passes, never two holders) or fence-holds (two holders allowed, the fence stops the stale one); default: by the verdict")
+	expect := fs.String("expect", "", "the gate the exit code follows: lock-correct (the default: never two holders, every reply one the server could give, no key without expiry, no refused command; an unfenced client's stale writes after a stall are allowed), safe (every check passes: a quiet scenario) or fence-holds (two holders allowed, the fence stops the stale one)")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -231,7 +231,9 @@ func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources,
 
 // gate is what decides a run's exit code and when it may end early.
 type gate struct {
-	// expect, when set, decides the exit code (0 or 1) alone.
+	// expect decides the exit code: 0 met, 1 not; when not given, the
+	// default expectation decides, and a run it cannot judge (a check
+	// undecided) exits 3.
 	expect checker.Expectation
 	// stop ends a run at its first violation (--stop-on-violation).
 	stop bool
@@ -260,22 +262,33 @@ func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, ou
 		return fail(stderr, "%v", err)
 	}
 	reports.WriteVerdict(stdout, o.Result, out)
-	code := o.Check.Verdict.ExitCode()
 	if o.Stopped {
 		fmt.Fprintf(stderr, "lockcheck: stopped after %s at the first violation (--stop-on-violation)\n", time.Duration(o.History.Meta.DurationNs).Round(time.Second))
 	}
-	if g.expect != "" {
-		code = 0
-		if err := g.expect.Meets(o.Check, o.History.Meta.Fenced); err != nil {
-			fmt.Fprintf(stderr, "lockcheck: %v\n", err)
-			code = 1
-		}
-	}
+	code := g.exitCode(o.Check, o.History.Meta.Fenced, stdout)
 	if o.Interrupted && code != 1 {
 		fmt.Fprintf(stderr, "lockcheck: run interrupted after %s: the results in %s are partial\n", time.Duration(o.History.Meta.DurationNs).Round(time.Second), out)
 		code = usageExit
 	}
 	return code
+}
+
+// exitCode says what the gate makes of a result, in one line on w.
+func (g gate) exitCode(r *checker.Result, fenced bool, w io.Writer) int {
+	e := g.expect
+	if e == "" {
+		e = checker.DefaultExpectation
+	}
+	err := e.Meets(r, fenced)
+	if err == nil {
+		fmt.Fprintf(w, "gate %s: met (%s)\n", e, r.Class)
+		return 0
+	}
+	fmt.Fprintf(w, "gate %s: NOT met: %v\n", e, err)
+	if g.expect == "" && r.Class == checker.ClassUnknown {
+		return checker.Undecided.ExitCode()
+	}
+	return 1
 }
 
 func orNone(list []string) string {
