@@ -45,9 +45,12 @@ func TestPlansSeeded(t *testing.T) {
 			}
 			if p.StallJust {
 				just++
-				if p.StallPast < 20*time.Millisecond || p.StallPast > max(w.TTL/10, 30*time.Millisecond) {
-					t.Fatalf("a stall that ends %v past the lease: want 20 ms to TTL/10", p.StallPast)
+				if p.StallPast < 15*time.Millisecond || p.StallPast > 40*time.Millisecond {
+					t.Fatalf("a stall that ends %v past the lease: want 15-40 ms", p.StallPast)
 				}
+			}
+			if p.StallWhere != StallBeforeRelease && p.StallAt >= steps(p.Work, p.Step)-1 {
+				t.Fatalf("a stall %s at step %d of %d: no extend follows it", p.StallWhere, p.StallAt, steps(p.Work, p.Step))
 			}
 		}
 		if p.Pause > 0 {

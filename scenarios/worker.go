@@ -35,6 +35,9 @@ type worker struct {
 	// leaseAt is when the call that set the worker's lease (its last OK
 	// acquire or extend) began: the lease ends TTL after it.
 	leaseAt time.Time
+	// woke says the last call was frozen inside (its pause taken): a
+	// fenced holder writes as soon as it is back, as after a stall.
+	woke bool
 }
 
 func (wk *worker) run(ctx context.Context) {
@@ -104,6 +107,10 @@ func (wk *worker) work(ctx context.Context, p Plan, held lockclient.Result) bool
 	end := time.Now().Add(p.Work)
 	fenced := wk.res.Fenced()
 	for i := 0; ; i++ {
+		if fenced && wk.woke && !wk.write(p.Key, held) {
+			return wk.stallBefore(ctx, p, i, StallBeforeRelease)
+		}
+		wk.woke = false
 		d := min(p.Step, time.Until(end))
 		stalled := p.Stall > 0 && i == p.StallAt && p.StallWhere == StallMidWork
 		if stalled {
@@ -220,7 +227,8 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 	if pause != nil && pause.Fault && pause.Take() {
 		time.Sleep(pause.For) // frozen right after the call instead
 	}
-	if pause != nil && pause.Taken() {
+	wk.woke = pause != nil && pause.Taken()
+	if wk.woke {
 		wk.cnt.pauses.Add(1)
 		wk.plan.Pause = 0 // taken: the later calls of this hold run free
 	}
