@@ -171,9 +171,10 @@ func TestMatrixRun(t *testing.T) {
 	if ran.Result == nil || ran.Result.Ops == 0 || ran.Link == "" {
 		t.Fatalf("the run's cell: %+v", ran)
 	}
-	// SCRIPT FLUSH cannot hurt a client without scripts, and a run has no
-	// stalls unless asked: the correct client is safe.
-	if ran.Outcome != reports.CellSafe {
+	// SCRIPT FLUSH cannot hurt a client without scripts: the correct
+	// client is safe, or shows the stale writes of its stalled holders
+	// (the default workload's), which the default gate allows.
+	if ran.Outcome != reports.CellSafe && ran.Outcome != reports.CellStale {
 		t.Fatalf("native under script-flush: %s (%s)", ran.Outcome, ran.Reason)
 	}
 	for _, f := range []string{"report.html", "history.json", "result.json", "junit.xml", "verdict.txt", "run.log"} {
