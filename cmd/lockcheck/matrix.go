@@ -46,7 +46,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	topos := fs.String("topologies", "sentinel,cluster", "comma-separated topologies")
 	clients := fs.String("clients", "native,fenced", "comma-separated lock clients: "+strings.Join(lockclient.Kinds(), ", ")+", or external:CMD")
 	faults := fs.String("faults", "kill-primary,clock-jump", "comma-separated faults, one per run: "+strings.Join(fault.Names(), ", "))
-	expect := fs.String("expect", "", "exit 0 or 1 by this expectation of every run alone: safe or fence-holds (default: 1 only for a fenced client's stale write)")
+	expect := fs.String("expect", "", "exit 0 or 1 by this expectation of every run alone: lock-correct, safe or fence-holds (default: 1 only for a fenced client's stale write)")
 	stop := fs.Bool("stop-on-violation", false, "end each run at its first violation the client's options do not allow (its verdict is then known)")
 	duration := fs.Duration("duration", 40*time.Second, "how long each run's workload runs (a fenced run needs its failover and a stale write after it: 40s with a 15s TTL)")
 	seed := fs.Int64("seed", 1, "the matrix's seed; each run derives its own from it and its combination")

@@ -17,7 +17,7 @@ import (
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("merge", stderr)
 	out := fs.String("out", "out/matrix", "folder for the merged matrix (created; must not hold another matrix)")
-	expect := fs.String("expect", "", "exit 0 or 1 by this expectation of every run alone: safe or fence-holds")
+	expect := fs.String("expect", "", "exit 0 or 1 by this expectation of every run alone: lock-correct, safe or fence-holds")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: lockcheck merge [--out DIR] SHARD_DIR...\n\nJoins the folders of lockcheck matrix --shard I/N (one per shard) into one matrix folder. Exit codes as for lockcheck matrix.")
 		fs.PrintDefaults()

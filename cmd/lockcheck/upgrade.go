@@ -25,7 +25,7 @@ func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	from := fs.String("from", "", "the build every node starts on, e.g. valkey-8.1")
 	to := fs.String("to", "", "the build every node is moved onto, one at a time, e.g. valkey-9.1 (an older build: a rollback)")
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<from>-<topology>-<client>-<seed>)")
-	expect := fs.String("expect", "", "exit 0 or 1 by this expectation alone: safe or fence-holds; default: by the verdict")
+	expect := fs.String("expect", "", "exit 0 or 1 by this expectation alone: lock-correct (the default), safe or fence-holds")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
