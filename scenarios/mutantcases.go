@@ -38,15 +38,7 @@ type MutantCase struct {
 // and happens on several keys at once where it can.
 func MutantCases() []MutantCase {
 	return []MutantCase{
-		{
-			// The stalled holder wakes 0.2-1 TTL after its lease ended and
-			// its DEL lands while the next holder (one of three others
-			// retrying every TTL/4 at most) holds the key.
-			Client: "mutant-del", Breaks: "linearizability", Control: "native",
-			Why: "a plain DEL releases another client's lock after the first one's TTL ran out",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-				StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
-		},
+		staleReleaseCase("mutant-del", "a plain DEL releases another client's lock after the first one's TTL ran out"),
 		{
 			// Every hold extends at least once (work past TTL/3) and a third
 			// are abandoned: the first abandon after an extend leaves a key
@@ -134,22 +126,10 @@ func MutantCases() []MutantCase {
 			Scenario: Scenario{Clients: 4, Keys: 1, TTL: 3 * time.Second, Duration: 12 * time.Second, Faults: []string{"latency"},
 				WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 		},
-		{
-			// As mutant-del's: the stalled holder wakes after its lease
-			// ended and releases while the next holder holds the key.
-			Client: "mutant-release-fallback-del", Breaks: "linearizability", Control: "native",
-			Why: "a release that finds the lock gone (DELIFEQ answers 0) deletes the key with a plain DEL: the next holder's lock",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-				StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
-		},
-		{
-			// As mutant-del's: a release after the lease ended answers 0,
-			// which the mutant reports as done.
-			Client: "mutant-release-ignores-reply", Breaks: "linearizability", Control: "native",
-			Why: "the release reads DELIFEQ's 0 as success: a lock lost under its holder is reported released",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-				StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
-		},
+		staleReleaseCase("mutant-release-fallback-del",
+			"a release that finds the lock gone (DELIFEQ answers 0) deletes the key with a plain DEL: the next holder's lock"),
+		staleReleaseCase("mutant-release-ignores-reply",
+			"the release reads DELIFEQ's 0 as success: a lock lost under its holder is reported released"),
 		{
 			// Long holds, every one frozen once: a freeze inside an extend
 			// falls between its GET and its PEXPIRE, past the lease, while
@@ -167,6 +147,17 @@ func MutantCases() []MutantCase {
 			"the extend reads a nil reply as success: the client goes on believing it holds a lock it lost"),
 		stalledExtendCase("mutant-shared-token", "double_holder",
 			"every acquisition stores the same value, so a stalled holder's extend succeeds on the next holder's lock"),
+	}
+}
+
+// staleReleaseCase is the scenario of a release that comes after its
+// lease ended: the stalled holder wakes 0.2-1 TTL after its lease ended
+// and releases while the next holder (one of three others retrying every
+// TTL/4 at most) holds the key.
+func staleReleaseCase(client, why string) MutantCase {
+	return MutantCase{Client: client, Breaks: "linearizability", Control: "native", Why: why,
+		Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
+			StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
 	}
 }
 

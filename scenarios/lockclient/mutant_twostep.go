@@ -34,15 +34,8 @@ func setNXThenExpire(cfg Config) acquireStep {
 // deletes the lock the next holder took meanwhile.
 func releaseGetThenDel(cfg Config) releaseStep {
 	return func(ctx context.Context, c valkey.CommandClient, key, token string) Result {
-		v, err := c.Do(ctx, c.B().Get().Key(key).Build()).ToString()
-		if valkey.IsValkeyNil(err) {
-			return failed("")
-		}
-		if err != nil {
-			return resultOf(ctx, err)
-		}
-		if v != token {
-			return failed("")
+		if r, ok := getCompare(ctx, c, key, token); !ok {
+			return r
 		}
 		ictx, cancel := pauseInside(ctx, cfg, key)
 		defer cancel()
@@ -56,18 +49,27 @@ func releaseGetThenDel(cfg Config) releaseStep {
 // meanwhile, and reports an extend of its own.
 func extendGetThenPexpire(cfg Config) extendStep {
 	return func(ctx context.Context, c valkey.CommandClient, key, token string, ttl time.Duration) Result {
-		v, err := c.Do(ctx, c.B().Get().Key(key).Build()).ToString()
-		if valkey.IsValkeyNil(err) {
-			return failed("")
-		}
-		if err != nil {
-			return resultOf(ctx, err)
-		}
-		if v != token {
-			return failed("")
+		if r, ok := getCompare(ctx, c, key, token); !ok {
+			return r
 		}
 		ictx, cancel := pauseInside(ctx, cfg, key)
 		defer cancel()
 		return oneOrZero(ictx, c.Do(ictx, c.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build()))
 	}
+}
+
+// getCompare is the compare half of a compare-then-act step: GET key, and
+// say whether it holds token. When it does not, the Result is the step's
+// answer: nil or another value is a definite no, an error its outcome.
+func getCompare(ctx context.Context, c valkey.CommandClient, key, token string) (Result, bool) {
+	v, err := c.Do(ctx, c.B().Get().Key(key).Build()).ToString()
+	switch {
+	case valkey.IsValkeyNil(err):
+		return failed(""), false
+	case err != nil:
+		return resultOf(ctx, err), false
+	case v != token:
+		return failed(""), false
+	}
+	return Result{}, true
 }
