@@ -87,7 +87,7 @@ func (c Conformance) Run(ctx context.Context) (err error) {
 		s := &adapterSession{p: p, deadline: cfg.Timeout + cfg.AdapterGrace}
 		req := initRequest{Op: "init", V: 1, Topology: string(cfg.Topology), Addrs: cfg.Addrs, Client: id,
 			AddrMap: cfg.AddrMap, TimeoutMS: cfg.Timeout.Milliseconds()}
-		rep, err := p.roundTrip(ctx, req, initDeadline, nil)
+		rep, err := p.roundTrip(ctx, req, initDeadline, nil, nil)
 		if err != nil {
 			p.kill()
 			return nil, err
@@ -216,7 +216,7 @@ func (c Conformance) Run(ctx context.Context) (err error) {
 	step("close", func() error {
 		srv.do(ctx, "CLIENT", "UNPAUSE")
 		for _, s := range []*adapterSession{a, b} {
-			if _, err := s.p.roundTrip(ctx, opRequest{Op: "close"}, time.Second, nil); err != nil {
+			if _, err := s.p.roundTrip(ctx, opRequest{Op: "close"}, time.Second, nil, nil); err != nil {
 				return err
 			}
 			s.p.in.Close()
@@ -236,7 +236,7 @@ func (c Conformance) Run(ctx context.Context) (err error) {
 // want lists the statuses the protocol allows here.
 func (s *adapterSession) call(ctx context.Context, op, key, token string, ttl time.Duration, want ...string) (adapterReply, error) {
 	req := opRequest{Op: op, Key: key, Token: token, TTLms: ttl.Milliseconds()}
-	rep, err := s.p.roundTrip(ctx, req, s.deadline, nil)
+	rep, err := s.p.roundTrip(ctx, req, s.deadline, nil, nil)
 	if err != nil {
 		return rep, fmt.Errorf("%s: %w (timeout_ms plus the grace)", op, err)
 	}

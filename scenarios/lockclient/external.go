@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/topology"
 )
 
 // external is a lock client in another process that speaks the adapter
@@ -32,6 +33,14 @@ type external struct {
 	mu       sync.Mutex
 	proc     *adapterProc
 	restarts atomic.Int64
+	// tap carries the adapter's connections, so that a pause stops it
+	// right after its first command reached a data node; addrs and
+	// addrMap are the tap's addresses the adapter is given. Without
+	// addresses (an adapter tested alone) there is no tap and a pause
+	// stops it after Pause.After.
+	tap     *tap
+	addrs   []string
+	addrMap map[string]string
 }
 
 // initRequest is the first message. addr_map and timeout_ms are additions
@@ -84,9 +93,18 @@ func newExternal(cmd string, cfg Config) (*external, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client external: stderr file: %w", err)
 	}
-	e := &external{argv: argv, cfg: cfg, stderr: f}
+	e := &external{argv: argv, cfg: cfg, stderr: f, addrs: cfg.Addrs, addrMap: cfg.AddrMap}
+	if len(cfg.Addrs) > 0 {
+		if e.tap, e.addrs, e.addrMap, err = newTap(cfg.Addrs, cfg.AddrMap, cfg.Topology == topology.Sentinel); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("client external:%s: tap: %w", cmd, err)
+		}
+	}
 	if err := e.start(); err != nil {
 		f.Close()
+		if e.tap != nil {
+			e.tap.close()
+		}
 		return nil, fmt.Errorf("client external:%s: %w (stderr in %s)", cmd, err, path)
 	}
 	return e, nil
@@ -108,9 +126,9 @@ func (e *external) start() error {
 	if err != nil {
 		return err
 	}
-	req := initRequest{Op: "init", V: 1, Topology: string(e.cfg.Topology), Addrs: e.cfg.Addrs,
-		MasterSet: e.cfg.MasterSet, Client: e.cfg.ID, AddrMap: e.cfg.AddrMap, TimeoutMS: e.cfg.Timeout.Milliseconds()}
-	rep, err := p.roundTrip(context.Background(), req, initDeadline, nil)
+	req := initRequest{Op: "init", V: 1, Topology: string(e.cfg.Topology), Addrs: e.addrs,
+		MasterSet: e.cfg.MasterSet, Client: e.cfg.ID, AddrMap: e.addrMap, TimeoutMS: e.cfg.Timeout.Milliseconds()}
+	rep, err := p.roundTrip(context.Background(), req, initDeadline, nil, nil)
 	if err == nil && rep.Status != "ok" {
 		err = fmt.Errorf("init: adapter replied %s: %s", rep.Status, rep.Error)
 	}
@@ -147,7 +165,7 @@ func (e *external) call(ctx context.Context, req opRequest) Result {
 		}
 	}
 	pause, _ := ctx.Value(pauseKey{}).(*Pause)
-	rep, err := e.proc.roundTrip(ctx, req, e.cfg.Timeout+e.cfg.AdapterGrace, pause)
+	rep, err := e.proc.roundTrip(ctx, req, e.cfg.Timeout+e.cfg.AdapterGrace, pause, e.tap)
 	if err != nil {
 		e.replace(err)
 		return unknownResult(err.Error())
@@ -181,10 +199,13 @@ func (e *external) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.proc != nil {
-		e.proc.roundTrip(context.Background(), opRequest{Op: "close"}, time.Second, nil)
+		e.proc.roundTrip(context.Background(), opRequest{Op: "close"}, time.Second, nil, nil)
 		e.proc.in.Close()
 		e.proc.waitOrKill(2 * time.Second)
 		e.proc = nil
+	}
+	if e.tap != nil {
+		e.tap.close()
 	}
 	return e.stderr.Close()
 }
@@ -246,22 +267,34 @@ func (p *adapterProc) read(out io.Reader) {
 }
 
 // roundTrip sends one request and waits up to deadline for its reply.
-// With a pause, the process is stopped (SIGSTOP) pause.After after the
-// request went out, if it has not answered by then, and continued pause.For
-// later: frozen at whatever point of the operation it had reached, as a
-// GC pause would freeze it. The deadline grows by the pause.
-func (p *adapterProc) roundTrip(ctx context.Context, req any, deadline time.Duration, pause *Pause) (adapterReply, error) {
+// With a pause, the process is stopped (SIGSTOP) right after its first
+// command of the request reached a data node (through tp), or without a
+// tap pause.After after the request went out, if it has not answered by
+// then, and continued pause.For later: frozen at whatever point of the
+// operation it had reached, as a GC pause would freeze it. The deadline
+// grows by the pause.
+func (p *adapterProc) roundTrip(ctx context.Context, req any, deadline time.Duration, pause *Pause, tp *tap) (adapterReply, error) {
 	var rep adapterReply
 	b, err := json.Marshal(req)
 	if err != nil {
 		return rep, fmt.Errorf("encode request: %w", err)
 	}
-	if _, err := p.in.Write(append(b, '\n')); err != nil {
-		return rep, fmt.Errorf("write to adapter: %w", err)
-	}
 	var stop <-chan time.Time
 	if pause != nil {
 		deadline += pause.For
+	}
+	if pause != nil && tp != nil {
+		tp.arm(func() {
+			if pause.taken.CompareAndSwap(false, true) {
+				p.freeze(pause.For)
+			}
+		})
+		defer tp.disarm()
+	}
+	if _, err := p.in.Write(append(b, '\n')); err != nil {
+		return rep, fmt.Errorf("write to adapter: %w", err)
+	}
+	if pause != nil && tp == nil {
 		t := time.NewTimer(pause.After)
 		defer t.Stop()
 		stop = t.C

@@ -77,3 +77,41 @@ func TestExternalFrozenMidRequest(t *testing.T) {
 		t.Fatalf("taken %v, call took %v: want the adapter frozen %v on top of its 200 ms", p.taken.Load(), took, p.For)
 	}
 }
+
+// TestExternalStoppedAfterItsCommand: a pause stops an adapter right after
+// its command reached the server, through its tap: the release has taken
+// effect on the server while the call is still frozen, and the call
+// returns the adapter's answer after the pause.
+func TestExternalStoppedAfterItsCommand(t *testing.T) {
+	topo := startStandalone(t, "valkey-9.1")
+	raw := direct(t, topo)
+	cfg := ConfigFor(topo)
+	cfg.StderrDir = t.TempDir()
+	c := newTestClient(t, ExternalPrefix+"/usr/bin/python3 ../../adapters/python/redis_py_adapter.py", cfg)
+	ctx := context.Background()
+	const key = "lock:{tap}"
+	a := c.Acquire(ctx, key, 10*time.Second)
+	if a.Outcome != history.OK {
+		t.Fatalf("acquire: %+v", a)
+	}
+	p := &Pause{For: 1500 * time.Millisecond}
+	done := make(chan Result, 1)
+	begin := time.Now()
+	go func() { done <- c.Release(WithPause(ctx, p), key, a.Token) }()
+	deadline := time.Now().Add(time.Second)
+	for pttl(t, raw, key) != -2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the release did not reach the server within a second of its call")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("the release returned %+v before its pause ended", r)
+	default:
+	}
+	r := <-done
+	if r.Outcome != history.OK || !p.Taken() || time.Since(begin) < p.For {
+		t.Fatalf("release %+v after %v, pause taken %v: want ok after the %v pause", r, time.Since(begin), p.Taken(), p.For)
+	}
+}

@@ -1,0 +1,148 @@
+package lockclient
+
+import (
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// tap stands between one adapter process and the servers it reaches: a
+// listener per address the adapter is given (its addrs and the values of
+// its addr_map), forwarding to that address. It exists so that a pause
+// lands where a lock step's two commands break: the adapter is stopped
+// right after the bytes of its first command reached a data node, not
+// after a timer, which on a loaded machine fires before the adapter wrote
+// or after it had already read the reply. A single-command step is then
+// frozen after the server answered and before the adapter read it, a
+// compare-then-act step between its read and its write.
+type tap struct {
+	lns []net.Listener
+	// data marks the listeners to data nodes (not Sentinel's): only a
+	// command to one of them triggers a stop.
+	data map[net.Listener]bool
+	// armed is the stop the next chunk to a data node runs, once.
+	armed atomic.Pointer[func()]
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+	done  bool
+}
+
+// newTap listens for every address in addrs and in addrMap's values, and
+// returns the addresses and the map the adapter is to be given. Addresses
+// in control (Sentinel's) forward without triggering a stop.
+func newTap(addrs []string, addrMap map[string]string, control bool) (*tap, []string, map[string]string, error) {
+	t := &tap{data: map[net.Listener]bool{}, conns: map[net.Conn]bool{}}
+	via := map[string]string{}
+	listen := func(target string, data bool) (string, error) {
+		if a, ok := via[target]; ok {
+			return a, nil
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		t.lns = append(t.lns, ln)
+		t.data[ln] = data
+		via[target] = ln.Addr().String()
+		go t.accept(ln, target)
+		return via[target], nil
+	}
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		v, err := listen(a, !control)
+		if err != nil {
+			t.close()
+			return nil, nil, nil, err
+		}
+		out[i] = v
+	}
+	var outMap map[string]string
+	if addrMap != nil {
+		outMap = make(map[string]string, len(addrMap))
+		for k, a := range addrMap {
+			v, err := listen(a, true)
+			if err != nil {
+				t.close()
+				return nil, nil, nil, err
+			}
+			outMap[k] = v
+		}
+	}
+	return t, out, outMap, nil
+}
+
+// arm makes the next chunk the adapter sends to a data node run stop
+// once, after it was forwarded; disarm takes it back.
+func (t *tap) arm(stop func()) { t.armed.Store(&stop) }
+func (t *tap) disarm()         { t.armed.Store(nil) }
+
+func (t *tap) accept(ln net.Listener, target string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go t.serve(c, target, t.data[ln])
+	}
+}
+
+func (t *tap) serve(client net.Conn, target string, data bool) {
+	server, err := net.Dial("tcp", target)
+	if err != nil {
+		client.Close()
+		return
+	}
+	t.mu.Lock()
+	if t.done {
+		t.mu.Unlock()
+		client.Close()
+		server.Close()
+		return
+	}
+	t.conns[client], t.conns[server] = true, true
+	t.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Go(func() { io.Copy(client, server); client.Close() })
+	wg.Go(func() { t.forward(server, client, data); server.Close() })
+	wg.Wait()
+	t.mu.Lock()
+	delete(t.conns, client)
+	delete(t.conns, server)
+	t.mu.Unlock()
+}
+
+// forward copies the adapter's bytes to the server, running an armed stop
+// after a chunk to a data node went out.
+func (t *tap) forward(dst, src net.Conn, data bool) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+			if data {
+				if stop := t.armed.Swap(nil); stop != nil {
+					(*stop)()
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// close stops listening and ends every forwarded connection.
+func (t *tap) close() {
+	t.mu.Lock()
+	t.done = true
+	for c := range t.conns {
+		c.Close()
+	}
+	t.mu.Unlock()
+	for _, ln := range t.lns {
+		ln.Close()
+	}
+}
