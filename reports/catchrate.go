@@ -28,8 +28,13 @@ type CatchRate struct {
 	// average at the start and the end.
 	Machine string `json:"machine"`
 	// Complete is false when the measurement was interrupted.
-	Complete bool       `json:"complete"`
-	Rows     []CatchRow `json:"rows"`
+	Complete bool `json:"complete"`
+	// Gate, when set, is the one scenario every mutant ran (the default
+	// gate's, in a line): a mutant is caught when its run misses the
+	// default expectation, and no control runs (the correct clients are
+	// false-alarms' measurement).
+	Gate string     `json:"gate,omitempty"`
+	Rows []CatchRow `json:"rows"`
 }
 
 // Millis is a duration written as whole milliseconds.
@@ -103,6 +108,11 @@ func (r CatchRow) GoalMet() bool {
 	return r.MutantRuns > 0 && r.ControlRuns > 0 && r.Errors == 0 && r.Caught*20 >= 19*r.MutantRuns && r.FalseAlarms == 0
 }
 
+// GateGoalMet is GoalMet for the default gate, which runs no controls.
+func (r CatchRow) GateGoalMet() bool {
+	return r.MutantRuns > 0 && r.Errors == 0 && r.Caught*20 >= 19*r.MutantRuns
+}
+
 // WriteCatchRate writes catch-rate.md and catch-rate.json into dir.
 func WriteCatchRate(dir string, cr *CatchRate) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -125,6 +135,10 @@ func CatchRateMarkdown(w io.Writer, cr *CatchRate) {
 	state := "complete"
 	if !cr.Complete {
 		state = "interrupted: partial figures"
+	}
+	if cr.Gate != "" {
+		gateMarkdown(w, cr, state)
+		return
 	}
 	fmt.Fprintf(w, "Catch rates on %s (%s) %s, seeds 1..%d per mutant and per control, measured %s in %s (%s); %s.\n\n",
 		cr.Server, cr.Version, cr.Topology, cr.Runs, cr.Started.UTC().Format("2006-01-02 15:04 UTC"), cr.Elapsed, cr.Machine, state)
@@ -150,6 +164,30 @@ func CatchRateMarkdown(w io.Writer, cr *CatchRate) {
 	fmt.Fprintln(w)
 	for _, r := range cr.Rows {
 		fmt.Fprintf(w, "- %s (%s): %s. %s.\n", r.Mutant, r.Breaks, r.Why, r.Scenario)
+	}
+}
+
+// gateMarkdown renders a measurement of the default gate: one row per
+// mutant, caught when its run missed the default expectation.
+func gateMarkdown(w io.Writer, cr *CatchRate, state string) {
+	fmt.Fprintf(w, "The default gate on %s (%s) %s, seeds 1..%d per mutant, measured %s in %s (%s); %s.\n\n",
+		cr.Server, cr.Version, cr.Topology, cr.Runs, cr.Started.UTC().Format("2006-01-02 15:04 UTC"), cr.Elapsed, cr.Machine, state)
+	fmt.Fprintf(w, "Every mutant ran the one scenario: %s.\n\n", cr.Gate)
+	fmt.Fprintln(w, "| mutant | the bug | caught (gate missed) | failing checks (check: runs) | goal: 19 of 20 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, r := range cr.Rows {
+		caught := fmt.Sprintf("%d of %d", r.Caught, r.MutantRuns)
+		if r.Undecided > 0 {
+			caught += fmt.Sprintf(" (%d undecided)", r.Undecided)
+		}
+		if r.Errors > 0 {
+			caught += fmt.Sprintf(" (%d runs failed to run)", r.Errors)
+		}
+		goal := "met"
+		if !r.GateGoalMet() {
+			goal = "**not met**"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.Mutant, r.Why, caught, counts(r.CaughtBy, r.Breaks), goal)
 	}
 }
 

@@ -219,3 +219,23 @@ func TestLinearizabilityPagePerFailingPartition(t *testing.T) {
 		}
 	}
 }
+
+// A measurement of the default gate has no controls: its rows meet the
+// goal by the mutant's runs alone, and its table says which scenario ran.
+func TestGateCatchRateMarkdown(t *testing.T) {
+	cr := &CatchRate{Server: "valkey-9.1", Version: "9.1.2", Topology: "standalone", Runs: 20, Complete: true, Gate: "6 clients on 1 key(s), TTL 1s",
+		Rows: []CatchRow{
+			{Mutant: "mutant-del", Breaks: "lock-correct", Why: "a plain DEL", MutantRuns: 20, Caught: 20, CaughtBy: map[string]int{"lock-correct": 20, "linearizability": 20}},
+			{Mutant: "mutant-reacquire", Breaks: "lock-correct", Why: "a quiet re-acquire", MutantRuns: 20, Caught: 18, CaughtBy: map[string]int{"lock-correct": 18}},
+		}}
+	var b strings.Builder
+	CatchRateMarkdown(&b, cr)
+	md := b.String()
+	for _, want := range []string{"Every mutant ran the one scenario: 6 clients on 1 key(s), TTL 1s.",
+		"| mutant-del | a plain DEL | 20 of 20 | linearizability: 20 | met |",
+		"| mutant-reacquire | a quiet re-acquire | 18 of 20 | none | **not met** |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the gate's table lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -38,10 +38,10 @@ type Plan struct {
 	StallAt    int
 	StallWhere StallWhere
 	// StallJust makes the stall end just past the holder's lease, by
-	// StallPast (15-40 ms: past the checker's clock tolerance, before most
-	// waiting workers' next attempt), whenever it starts: the key is then
-	// often free, where a longer stall finds the next holder in it. Half
-	// the stalls are of each kind.
+	// StallPast (12-25 ms: past the checker's clock tolerance, before most
+	// waiting workers' next attempt), whenever it starts, and puts it
+	// before an extend: the key is then often free, where a longer stall
+	// finds the next holder in it. Half the stalls are of each kind.
 	StallJust bool
 	StallPast time.Duration
 	// Pause, when not 0, freezes the client inside one lock operation for
@@ -104,7 +104,7 @@ func (p *planner) next() Plan {
 	late, lateStep := r.Float64() < w.LateRate, max(uniform(r, w.TTL*17/20, w.TTL*49/50)-w.WriteGap, time.Millisecond)
 	stalls, stall := r.Float64() < w.StallRate, uniform(r, w.TTL*6/5, w.TTL*2)
 	where, stallFrac := stallPlaces[r.IntN(len(stallPlaces))], r.Float64()
-	just, past := r.IntN(2) == 0, uniform(r, 15*time.Millisecond, 40*time.Millisecond)
+	just, past := r.IntN(2) == 0, uniform(r, 12*time.Millisecond, 25*time.Millisecond)
 	pauses, pause := r.Float64() < w.PauseRate, uniform(r, w.TTL*6/5, w.TTL*2)
 	place, pauseFrac, pauseAfter := r.IntN(len(pausePlaces)), r.Float64(), uniform(r, 0, 300*time.Microsecond)
 	pauseIn, slow, slowPause := pausePlaces[place], place == 1, SlowDeadline(w.Scenario)+uniform(r, time.Millisecond, w.TTL/4)
@@ -115,13 +115,19 @@ func (p *planner) next() Plan {
 		plan.Work = time.Duration(steps(work, lateStep)) * lateStep
 	}
 	n := steps(plan.Work, plan.Step)
+	if stalls && just {
+		// a stall that ends just past the lease comes before an extend:
+		// the extend finds the key expired, and most often free
+		where = StallBeforeExtend
+	}
 	if stalls && where != StallBeforeRelease {
-		// a stall mid-work or before an extend is followed by an extend:
-		// the hold has a step after it
+		// a stall mid-work or before an extend is followed by an extend
+		// (the worker does not end its work there, see worker.work), so
+		// it comes after the first step, in a hold of two steps at least
 		if n < 2 {
-			plan.Work, n = 2*plan.Step, 2
+			plan.Work = 2 * plan.Step
 		}
-		plan.Stall, plan.StallAt, plan.StallWhere = stall, int(stallFrac*float64(n-1)), where
+		plan.Stall, plan.StallAt, plan.StallWhere = stall, 0, where
 		plan.StallJust, plan.StallPast = just, past
 	} else if stalls {
 		plan.Stall, plan.StallAt, plan.StallWhere = stall, int(stallFrac*float64(n)), where

@@ -45,8 +45,8 @@ func TestPlansSeeded(t *testing.T) {
 			}
 			if p.StallJust {
 				just++
-				if p.StallPast < 15*time.Millisecond || p.StallPast > 40*time.Millisecond {
-					t.Fatalf("a stall that ends %v past the lease: want 15-40 ms", p.StallPast)
+				if p.StallPast < 12*time.Millisecond || p.StallPast > 25*time.Millisecond || p.StallWhere != StallBeforeExtend {
+					t.Fatalf("a stall that ends %v past the lease, %s: want 12-25 ms, before an extend", p.StallPast, p.StallWhere)
 				}
 			}
 			if p.StallWhere != StallBeforeRelease && p.StallAt >= steps(p.Work, p.Step)-1 {

@@ -127,7 +127,9 @@ func (wk *worker) work(ctx context.Context, p Plan, held lockclient.Result) bool
 		} else if !wk.step(ctx, d, &end) {
 			return true
 		}
-		last := !time.Now().Before(end)
+		// a stall mid-work or before an extend is followed by the
+		// extend, however long the stall took: a holder wakes and goes on
+		last := !time.Now().Before(end) && !(p.Stall > 0 && i == p.StallAt && p.StallWhere != StallBeforeRelease)
 		if !fenced || last || stalled {
 			if !wk.write(p.Key, held) || fenced {
 				return wk.stallBefore(ctx, p, i, StallBeforeRelease)
