@@ -80,10 +80,12 @@ const (
 
 var stallPlaces = []StallWhere{StallMidWork, StallBeforeExtend, StallBeforeRelease}
 
-// pausePlaces are where a hold's pause may strike, evenly: inside the
-// acquire, in the acquire before its command goes out (the second entry,
-// Plan.PauseSlow), inside an extend, inside the release.
-var pausePlaces = []history.Kind{history.Acquire, history.Acquire, history.Extend, history.Release}
+// pausePlaces are where a hold's pause may strike, each entry as often:
+// inside the acquire, in the acquire before its command goes out (the
+// second entry, Plan.PauseSlow), inside an extend (twice as often: a
+// frozen extend shows its bug only when the next holder took the key
+// meanwhile), inside the release.
+var pausePlaces = []history.Kind{history.Acquire, history.Acquire, history.Extend, history.Extend, history.Release}
 
 // planner draws plans for one worker.
 type planner struct {

@@ -73,7 +73,7 @@ type Scenario struct {
 	WorkMax time.Duration `json:"-"`
 	// StallRate is the share of holds that stall for 1.2-2 TTL without
 	// extending, like a GC pause: mid-work, just before an extend or just
-	// before the release (0.5). An unfenced client's write after a stall
+	// before the release (0.6). An unfenced client's write after a stall
 	// is stale whatever the server does, so a correct unfenced client
 	// fails the resource check with stalls on (class stale-writes, which
 	// the default expectation, lock-correct, allows). On by default: the
@@ -81,10 +81,11 @@ type Scenario struct {
 	// wrong moment.
 	StallRate float64 `json:"stall_rate,omitempty"`
 	// PauseRate is the share of holds frozen inside one lock operation
-	// (0.5): for 1.2-2 TTL between its commands where it has several, or
+	// (0.7): for 1.2-2 TTL between its commands where it has several, or
 	// after the server answered where it has one; half of the acquires'
 	// pauses come before the command goes out and outlast the call's
-	// deadline (Plan.PauseSlow). Like a stall, it makes an unfenced
+	// deadline (Plan.PauseSlow), and extends get twice the acquires' or
+	// the releases' share. Like a stall, it makes an unfenced
 	// client's next write stale.
 	PauseRate float64 `json:"pause_rate,omitempty"`
 	// LateRate is the share of holds that extend and release near the
@@ -128,8 +129,8 @@ const None = -1
 // The default workload's shares of holds that stall and that are frozen
 // inside a lock call: a quiet scenario sets both to None.
 const (
-	DefaultStallRate = 0.5
-	DefaultPauseRate = 0.5
+	DefaultStallRate = 0.6
+	DefaultPauseRate = 0.7
 )
 
 // Quiet turns off what makes a correct unfenced client's writes stale
