@@ -18,8 +18,10 @@
 //   - linearizability: porcupine finds no legal order for the lock and the
 //     fence-counter operations of a key under a model in which a lease may
 //     end from its TTL on and, during faults, the key may be lost;
-//   - ttl: a lock key left without expiry, or a key nobody could take again
-//     long after every lease on it ended;
+//   - ttl: a lock key left without expiry, a key nobody could take again
+//     long after every lease on it ended, or a lease nobody asked for (an
+//     observation right after an acquire or extend that finds the holder's
+//     token with more or less time left than that command can have set);
 //   - lost_locks (informational): a nil extend or a 0 release, and a fence
 //     handed out twice because a fault rolled the counter back.
 //
