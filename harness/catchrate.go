@@ -195,6 +195,12 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 	r.Hit = slices.Contains(r.Failing, mc.Breaks)
 	if ch, ok := result.Check(mc.Breaks); ok {
 		r.Findings = ch.Count
+	} else if c.Gate != nil {
+		for _, ch := range result.Checks { // the gate's margin: every failing check's findings
+			if ch.Status == checker.Fail && ch.Name != checker.Resource {
+				r.Findings += ch.Count
+			}
+		}
 	}
 	if r.Hit == control { // a mutant missed, or a control's false alarm
 		name := fmt.Sprintf("%s-missed-seed%d.history.json", SafeName(mc.Client), seed)

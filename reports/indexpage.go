@@ -97,6 +97,7 @@ td.cell{min-width:9em}
 td.cell a{color:inherit}
 .safe{background:#cdeccd}
 .fenced{background:#fde7a6}
+.stale-writes{background:#e8e2f5}
 .violated{background:#f5b5b5;font-weight:600}
 .unknown{background:#dccdf0}
 .unavailable{background:#fff;color:#999}
@@ -121,6 +122,7 @@ Each cell is one run on a fresh topology with one fault; the cell links to its r
 <dl>
 <dt>safe</dt><dd>every check passed.</dd>
 <dt>double holder stopped by fence</dt><dd>a fenced client: two clients believed they held the lock at once (allowed), and the resource refused the stale holder's writes (fence check passed).</dd>
+<dt>stale writes (unfenced)</dt><dd>an unfenced holder that stalled past its lease wrote late and no two clients believed they held at once: what a correct lock without fences shows in the default workload (the default gate, lock-correct, allows it); only a fence stops it.</dd>
 <dt>VIOLATED</dt><dd>the checks named in the cell failed: see the run's report. For the unfenced native client under failover this is the expected finding.</dd>
 <dt>unknown</dt><dd>no check failed, but one could not decide.</dd>
 <dt>unavailable, n/a</dt><dd>no run: the build's image cannot be had here, or the fault does not fit the topology (or the build lacks a command the client needs). Hover for the reason.</dd>
