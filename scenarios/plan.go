@@ -38,7 +38,7 @@ type Plan struct {
 	StallAt    int
 	StallWhere StallWhere
 	// StallJust makes the stall end just past the holder's lease, by
-	// StallPast (12-25 ms: past the checker's clock tolerance, before most
+	// StallPast (12-18 ms: past the checker's clock tolerance, before most
 	// waiting workers' next attempt), whenever it starts, and puts it
 	// before an extend: the key is then often free, where a longer stall
 	// finds the next holder in it. Half the stalls are of each kind.
@@ -106,7 +106,7 @@ func (p *planner) next() Plan {
 	late, lateStep := r.Float64() < w.LateRate, max(uniform(r, w.TTL*17/20, w.TTL*49/50)-w.WriteGap, time.Millisecond)
 	stalls, stall := r.Float64() < w.StallRate, uniform(r, w.TTL*6/5, w.TTL*2)
 	where, stallFrac := stallPlaces[r.IntN(len(stallPlaces))], r.Float64()
-	just, past := r.IntN(2) == 0, uniform(r, 12*time.Millisecond, 25*time.Millisecond)
+	just, past := r.IntN(2) == 0, uniform(r, 12*time.Millisecond, 18*time.Millisecond)
 	pauses, pause := r.Float64() < w.PauseRate, uniform(r, w.TTL*6/5, w.TTL*2)
 	place, pauseFrac, pauseAfter := r.IntN(len(pausePlaces)), r.Float64(), uniform(r, 0, 300*time.Microsecond)
 	pauseIn, slow, slowPause := pausePlaces[place], place == 1, SlowDeadline(w.Scenario)+uniform(r, time.Millisecond, w.TTL/4)
@@ -117,6 +117,12 @@ func (p *planner) next() Plan {
 		plan.Work = time.Duration(steps(work, lateStep)) * lateStep
 	}
 	n := steps(plan.Work, plan.Step)
+	if pauses && pauseIn != history.Acquire {
+		// a stall before the frozen extend or release would lose the lock
+		// first, and the call it freezes would find nothing to freeze: the
+		// hold's stall, if any, comes before its release, long
+		just, where = false, StallBeforeRelease
+	}
 	if stalls && just {
 		// a stall that ends just past the lease comes before an extend:
 		// the extend finds the key expired, and most often free

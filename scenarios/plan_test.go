@@ -45,9 +45,12 @@ func TestPlansSeeded(t *testing.T) {
 			}
 			if p.StallJust {
 				just++
-				if p.StallPast < 12*time.Millisecond || p.StallPast > 25*time.Millisecond || p.StallWhere != StallBeforeExtend {
-					t.Fatalf("a stall that ends %v past the lease, %s: want 12-25 ms, before an extend", p.StallPast, p.StallWhere)
+				if p.StallPast < 12*time.Millisecond || p.StallPast > 18*time.Millisecond || p.StallWhere != StallBeforeExtend {
+					t.Fatalf("a stall that ends %v past the lease, %s: want 12-18 ms, before an extend", p.StallPast, p.StallWhere)
 				}
+			}
+			if p.Pause > 0 && p.PauseIn != history.Acquire && p.StallWhere != StallBeforeRelease {
+				t.Fatalf("a hold frozen in its %s stalls %s: the stall would lose the lock before the frozen call", p.PauseIn, p.StallWhere)
 			}
 			if p.StallWhere != StallBeforeRelease && p.StallAt >= steps(p.Work, p.Step)-1 {
 				t.Fatalf("a stall %s at step %d of %d: no extend follows it", p.StallWhere, p.StallAt, steps(p.Work, p.Step))

@@ -179,10 +179,14 @@ func (wk *worker) step(ctx context.Context, d time.Duration, end *time.Time) boo
 
 // stallBefore stalls at step i when the plan puts its stall there, or at
 // the release when the plan's stall before an extend fell on the last
-// step, which has no extend. It says whether the run goes on.
+// step, which has no extend. A stall before the release comes at the
+// release, whichever step the work ended at (the steps' writes make the
+// work end sooner than its step count says). It says whether the run goes
+// on.
 func (wk *worker) stallBefore(ctx context.Context, p Plan, i int, where StallWhere) bool {
-	due := p.Stall > 0 && i == p.StallAt && (p.StallWhere == where ||
-		(where == StallBeforeRelease && p.StallWhere == StallBeforeExtend))
+	atRelease := where == StallBeforeRelease && p.StallWhere == StallBeforeRelease
+	due := p.Stall > 0 && (atRelease || i == p.StallAt && (p.StallWhere == where ||
+		(where == StallBeforeRelease && p.StallWhere == StallBeforeExtend)))
 	if !due {
 		return ctx.Err() == nil
 	}
