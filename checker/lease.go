@@ -6,6 +6,18 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
+// setDuring says whether an acquire or extend with token tok was called
+// after the observation at k.ops[j] began and before it returned: it may
+// have set the lease the observation read.
+func setDuring(h *history.History, k *keyOps, j int, tok int32, until int64) bool {
+	for n := j + 1; n < len(k.ops) && h.Ops[k.ops[n]].Call <= until; n++ {
+		if kind := h.Ops[k.ops[n]].Kind; k.tok[n] == tok && (kind == history.Acquire || kind == history.Extend) {
+			return true
+		}
+	}
+	return false
+}
+
 // wrongLease finds a lease no acquire or extend asked for: an observation
 // that reads a holder's token with a time left that the holder's last
 // acquire or extend cannot have set. A lock command sets the lease at
@@ -18,8 +30,10 @@ import (
 //
 // It judges only what it can: the token's last command before the
 // observation must have returned OK before the observation was called (an
-// unknown one may land at any time; one still open may land during it),
-// and no loss window may meet the stretch (a clock fault moves deadlines).
+// unknown one may land at any time; one still open may land during it), no
+// command of the token may have been called while the observation was
+// open, and no loss window may meet the stretch (a clock fault moves
+// deadlines).
 func wrongLease(h *history.History, k *keyOps, loss lossWindows, tol int64, faults faultIndex, out *findings) {
 	last := make(map[int32]int32) // token id -> op index of its latest acquire or extend
 	for j, i := range k.ops {
@@ -43,7 +57,8 @@ func wrongLease(h *history.History, k *keyOps, loss lossWindows, tol int64, faul
 			continue
 		}
 		set := &h.Ops[li]
-		if set.Outcome != history.OK || set.TTLms <= 0 || set.Return > op.Call || loss.meets(set.Call, op.Return) {
+		if set.Outcome != history.OK || set.TTLms <= 0 || set.Return > op.Call || loss.meets(set.Call, op.Return) ||
+			setDuring(h, k, j, tok, op.Return) {
 			continue
 		}
 		ttl := set.TTLms * 1e6
