@@ -145,13 +145,7 @@ func CatchRateMarkdown(w io.Writer, cr *CatchRate) {
 	fmt.Fprintln(w, "| mutant | check it breaks | caught | caught by (check: runs) | control | control false alarms | control's other failing checks (check: runs) | goal |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, r := range cr.Rows {
-		caught := fmt.Sprintf("%d of %d", r.Caught, r.MutantRuns)
-		if r.Undecided > 0 {
-			caught += fmt.Sprintf(" (%d undecided)", r.Undecided)
-		}
-		if r.Errors > 0 {
-			caught += fmt.Sprintf(" (%d runs failed to run)", r.Errors)
-		}
+		caught := r.caughtText()
 		goal := "met"
 		if !r.GoalMet() {
 			goal = "**not met**"
@@ -167,6 +161,19 @@ func CatchRateMarkdown(w io.Writer, cr *CatchRate) {
 	}
 }
 
+// caughtText is the row's "caught" cell: how many of the mutant's runs,
+// with those undecided and those that did not run.
+func (r CatchRow) caughtText() string {
+	caught := fmt.Sprintf("%d of %d", r.Caught, r.MutantRuns)
+	if r.Undecided > 0 {
+		caught += fmt.Sprintf(" (%d undecided)", r.Undecided)
+	}
+	if r.Errors > 0 {
+		caught += fmt.Sprintf(" (%d runs failed to run)", r.Errors)
+	}
+	return caught
+}
+
 // gateMarkdown renders a measurement of the default gate: one row per
 // mutant, caught when its run missed the default expectation.
 func gateMarkdown(w io.Writer, cr *CatchRate, state string) {
@@ -176,13 +183,7 @@ func gateMarkdown(w io.Writer, cr *CatchRate, state string) {
 	fmt.Fprintln(w, "| mutant | the bug | caught (gate missed) | failing checks (check: runs) | goal: 19 of 20 |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, r := range cr.Rows {
-		caught := fmt.Sprintf("%d of %d", r.Caught, r.MutantRuns)
-		if r.Undecided > 0 {
-			caught += fmt.Sprintf(" (%d undecided)", r.Undecided)
-		}
-		if r.Errors > 0 {
-			caught += fmt.Sprintf(" (%d runs failed to run)", r.Errors)
-		}
+		caught := r.caughtText()
 		goal := "met"
 		if !r.GateGoalMet() {
 			goal = "**not met**"
