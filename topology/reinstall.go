@@ -67,6 +67,11 @@ func (n *Node) Reinstall(ctx context.Context, image string, keepData bool) error
 		return fmt.Errorf("reinstall %s: remove the old container: %w", n.Name, err)
 	}
 	if err := n.topo.runNode(ctx, n, image, files); err != nil {
+		if !n.Running(ctx) {
+			// a server that exits at once (it cannot load its data) can be
+			// gone before the engine maps its port: say why it exited
+			return fmt.Errorf("reinstall %s on %s: %w: its server exited: %s (%v)", n.Name, image, errGaveUp, n.lastLog(ctx), err)
+		}
 		return fmt.Errorf("reinstall %s on %s: %w", n.Name, image, err)
 	}
 	if err := n.topo.waitFor(ctx, n.Name+" to answer PING on "+image, func(ctx context.Context) error {
