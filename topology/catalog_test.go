@@ -79,3 +79,15 @@ func TestDebianTag(t *testing.T) {
 		t.Fatalf("debianTag = %s", got)
 	}
 }
+
+// A built image's own tag is chosen over a registry's tag of the same
+// image, which may be dropped while it is in use.
+func TestOwnTag(t *testing.T) {
+	tags := []string{"127.0.0.1:38385/valkey/valkey:9.0.7", "lockcheck/valkey:8.1.1-dfsg1-3-deb13u3"}
+	if got := ownTag(tags); got != tags[1] {
+		t.Fatalf("ownTag(%v) = %s, want lockcheck's own", tags, got)
+	}
+	if got := ownTag(tags[:1]); got != tags[0] {
+		t.Fatalf("ownTag of a lone tag = %s", got)
+	}
+}

@@ -178,10 +178,23 @@ func (e *Engine) builtImage(ctx context.Context, name string) (ref, pkg string, 
 	sort.Slice(items, func(i, j int) bool { return items[i].Created > items[j].Created })
 	for _, it := range items {
 		if len(it.RepoTags) > 0 {
-			return it.RepoTags[0], it.Labels[LabelPackage], true
+			return ownTag(it.RepoTags), it.Labels[LabelPackage], true
 		}
 	}
 	return "", "", false
+}
+
+// ownTag picks lockcheck's own tag of an image among its tags: another
+// tag of the same image (one pushed to a registry, which the registry spec
+// adds and drops while other suites run) may be gone by the time a
+// container is created from it, and the engine would then try to pull it.
+func ownTag(tags []string) string {
+	for _, t := range tags {
+		if strings.HasPrefix(t, "lockcheck/") {
+			return t
+		}
+	}
+	return tags[0]
 }
 
 // registryAnswers asks the registry for the image's manifest without
