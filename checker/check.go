@@ -134,7 +134,10 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 		lostIncrements(h, k, faults, &o.resource, cc)
 		noExpiry(h, k, faults, &o.ttl)
 		wrongLease(h, k, loss, tol, faults, &o.ttl)
-		stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, faults, &o.ttl, cc)
+		stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, opts.Majority, faults, &o.ttl, cc)
+		if opts.Majority {
+			lateGrants(h, k, tol, faults, &o.ttl)
+		}
 		lostLocks(h, k, faults, &o.lost)
 		rejectedCommands(h, k, faults, &o.rejected)
 		carryUnknown(h, k, cc)
@@ -216,7 +219,7 @@ func (p *part) result(opts Options, sum summary) *Result {
 		DoubleHolder: all[0].check(DoubleHolder, "double holders"),
 		Fence:        all[1].check(Fence, "fence violations"),
 		Resource:     all[2].check(Resource, "lost increments"),
-		TTL:          all[3].check(TTL, "keys without expiry or stuck"),
+		TTL:          all[3].check(TTL, "leases wrong (no expiry, stuck, not as asked, granted late)"),
 		LostLocks:    all[4].check(LostLocks, "lost-lock incidents"),
 		Rejected:     all[5].check(Rejected, "lock commands rejected with an error"),
 	}

@@ -35,6 +35,11 @@ const (
 	// acquire or extend did not ask for (Ops: that command and the
 	// observation).
 	KindWrongLease FindingKind = "wrong_lease"
+	// KindLateGrant: a Redlock client said OK to an acquire or extend
+	// after the lease it asked for had ended (Options.Majority): the
+	// validity check that the algorithm puts between the nodes' answers
+	// and the caller was skipped or wrong.
+	KindLateGrant FindingKind = "late_grant"
 	// KindStuck: the key stayed taken long after every lease could end.
 	KindStuck FindingKind = "stuck"
 	// KindLostLock: a nil extend or a 0 release.

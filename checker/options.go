@@ -64,6 +64,13 @@ type Options struct {
 	Workers int `json:"workers,omitempty"`
 	// Skip names checks not to run; they are reported as "skipped".
 	Skip []string `json:"skip,omitempty"`
+	// Majority says the client locks a majority of independent servers
+	// (Redlock; OptionsFor sets it for a redlock topology). Its lock is
+	// no one register, so linearizability is skipped; its own validity
+	// check decides whether a grant is a hold, so an OK returned after
+	// the lease it asked for is a finding (late_grant); and a failed
+	// acquire may have left its token on some nodes until its TTL ends.
+	Majority bool `json:"majority,omitempty"`
 
 	// failingPictureOnly: a picture of passing partitions is drawn
 	// already (RunFile's later groups).
@@ -77,8 +84,17 @@ type Options struct {
 // under faults, the article's failover race, and its fence must stop the
 // stale holder; a client that draws none may not see any.
 func OptionsFor(h *history.History) Options {
-	return optionsFor(h.Meta.Fenced || acquiresDrawFences(h))
+	o := optionsFor(h.Meta.Fenced || acquiresDrawFences(h))
+	if h.Meta.Topology == redlockTopology {
+		o.Majority = true
+		o.Skip = append(o.Skip, Linearizability)
+	}
+	return o
 }
+
+// redlockTopology is the topology kind of independent primaries, as a
+// history's meta names it.
+const redlockTopology = "redlock"
 
 func optionsFor(fenced bool) Options {
 	if !fenced {

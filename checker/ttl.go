@@ -27,6 +27,29 @@ func noExpiry(h *history.History, k *keyOps, faults faultIndex, out *findings) {
 	}
 }
 
+// lateGrants finds the OK acquires and extends of a Redlock client that
+// returned after the lease they asked for had ended (call + TTL +
+// tolerance on the harness clock): the client spent the whole lease
+// getting its answers, or was frozen before it judged them, and still
+// told its caller it holds. Redlock's validity check (TTL - elapsed -
+// drift > 0) is what refuses that grant.
+func lateGrants(h *history.History, k *keyOps, tol int64, faults faultIndex, out *findings) {
+	for _, i := range k.ops {
+		op := &h.Ops[i]
+		if (op.Kind != history.Acquire && op.Kind != history.Extend) || op.Outcome != history.OK || op.TTLms <= 0 {
+			continue
+		}
+		end := op.Call + op.TTLms*1e6
+		if op.Return <= end+tol {
+			continue
+		}
+		out.add(Finding{Kind: KindLateGrant, Key: k.name,
+			Summary: fmt.Sprintf("%s: worker %d's %s said OK %.1f ms after the %d ms lease it asked for had ended: no validity was left",
+				k.name, op.Worker, op.Kind, float64(op.Return-end)/1e6, op.TTLms),
+			Start: op.Call, End: op.Return, Ops: []OpRef{{Index: int(i), Op: *op}}, Faults: faults.during(op.Call, op.Return)})
+	}
+}
+
 // stuck finds a key that stays taken long after every lease on it must
 // have ended: an acquire that found the key held (or an observation that
 // found it present) later than TTL + tolerance after the latest lease any
@@ -34,8 +57,10 @@ func noExpiry(h *history.History, k *keyOps, faults faultIndex, out *findings) {
 // assumed to have taken effect before the harness gave up on it. Instants
 // in a loss window (or within the longest lease after one) are not judged:
 // a failover or clock fault may keep a rolled-back lease. One finding per
-// stretch, until the key is acquired again.
-func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults faultIndex, out *findings, cc *chunkCtx) {
+// stretch, until the key is acquired again. With failedSets (a Redlock
+// client) a failed acquire counts too: it may have set its token on a
+// minority of nodes that its give-back did not reach.
+func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, failedSets bool, faults faultIndex, out *findings, cc *chunkCtx) {
 	sc := &cc.carry.stuck
 	n := len(k.ops)
 	calls := make([]int64, n)
@@ -47,7 +72,7 @@ func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults
 	for j, i := range k.ops {
 		op := &h.Ops[i]
 		calls[j] = op.Call
-		if (op.Kind == history.Acquire || op.Kind == history.Extend) && op.Outcome != history.Fail {
+		if (op.Kind == history.Acquire || op.Kind == history.Extend) && (op.Outcome != history.Fail || failedSets && op.Kind == history.Acquire) {
 			if op.TTLms <= 0 {
 				run = never
 			} else {

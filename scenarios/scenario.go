@@ -44,6 +44,12 @@ type Scenario struct {
 	// AOF runs every server with appendonly and appendfsync always, so a
 	// killed node comes back with its data.
 	AOF bool `json:"aof,omitempty"`
+	// Fsync is the appendfsync policy with AOF (always): what a node's
+	// power loss keeps (topology.Node.Crash).
+	Fsync topology.Fsync `json:"fsync,omitempty"`
+	// Nodes is the number of independent primaries of a redlock topology
+	// (3).
+	Nodes int `json:"nodes,omitempty"`
 	// Client is the client kind (see Kinds), or "external:CMD" (native).
 	Client string `json:"client"`
 	// Fenced makes the resource check fences. Kinds that draw fences turn
@@ -205,6 +211,9 @@ func (s Scenario) Validate() error {
 	if err := lockclient.Check(s.Client); err != nil {
 		return err
 	}
+	if err := s.validateRedlock(); err != nil {
+		return err
+	}
 	if s.Duration < 0 || s.Clients < 0 || s.Keys < 0 {
 		return errors.New("duration, clients and keys must be positive")
 	}
@@ -245,6 +254,36 @@ func (s Scenario) Validate() error {
 		}
 	}
 	return s.validateUpgrade()
+}
+
+// validateRedlock checks the fields of a topology of independent
+// primaries: a client that locks one server would lock the first node
+// alone there.
+func (s Scenario) validateRedlock() error {
+	if s.Fsync != "" {
+		if _, err := topology.ParseFsync(string(s.Fsync)); err != nil {
+			return err
+		}
+		if !s.AOF {
+			return fmt.Errorf("fsync %s needs AOF on the servers: add --aof", s.Fsync)
+		}
+	}
+	if s.Topology != topology.Redlock {
+		if s.Nodes != 0 {
+			return fmt.Errorf("nodes %d: only a redlock topology takes a node count", s.Nodes)
+		}
+		return nil
+	}
+	if s.Nodes < 0 || s.Nodes > 9 {
+		return fmt.Errorf("nodes %d: a redlock topology has 1 to 9 nodes", s.Nodes)
+	}
+	if !lockclient.LocksMajority(s.Client) {
+		return fmt.Errorf("client %s locks one server, and a redlock topology is independent servers: choose redlock, redsync, a mutant-redlock-* kind or an external adapter", s.Client)
+	}
+	if len(s.NodeBuilds) > 0 || s.UpgradeTo != "" || s.Wait.Enabled() {
+		return errors.New("a redlock topology has no replicas: drop node builds, upgrades and WAIT")
+	}
+	return nil
 }
 
 // validateUpgrade checks the fields a rolling upgrade reads.

@@ -12,6 +12,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/scenarios/fault"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
+	"github.com/lockcheck/lockcheck/topology"
 )
 
 // Workload runs a Scenario's lock workload: Clients workers, each with its
@@ -92,7 +93,9 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 	defer closeAll(clients)
 	res := NewResource(rec, w.Fenced || drawsFences(ctx, w.Client, clients[0], w.LockKeys()[0]), w.WriteGap)
 	var obs *observer
-	if w.ObserveEvery > 0 && lockclient.Observable(w.Client) {
+	// A Redlock's lock is on a majority of independent nodes: no one
+	// node's key is what its holders believe, so nothing is read.
+	if w.ObserveEvery > 0 && lockclient.Observable(w.Client) && cfg.Topology != topology.Redlock {
 		if obs, err = newObserver(cfg, rec); err != nil {
 			return nil, err
 		}

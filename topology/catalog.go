@@ -113,20 +113,29 @@ const (
 	Replicated Kind = "replicated"
 	Sentinel   Kind = "sentinel"
 	Cluster    Kind = "cluster"
+	// Redlock is N independent primaries, no replication between them:
+	// what the Redlock algorithm locks a majority of.
+	Redlock Kind = "redlock"
 )
 
-// Kinds lists every topology kind, smallest first.
+// Kinds lists the topology kinds of one primary's lineage (one server,
+// its replicas, Sentinel, the cluster), smallest first: what the matrix
+// and the suites sweep. Redlock, a client-side algorithm over several
+// independent servers, is named on its own.
 func Kinds() []Kind { return []Kind{Standalone, Replicated, Sentinel, Cluster} }
+
+// allKinds is every kind a scenario can name.
+func allKinds() []Kind { return append(Kinds(), Redlock) }
 
 // ParseKind checks a topology name.
 func ParseKind(s string) (Kind, error) {
-	for _, k := range Kinds() {
+	for _, k := range allKinds() {
 		if string(k) == s {
 			return k, nil
 		}
 	}
-	names := make([]string, 0, 4)
-	for _, k := range Kinds() {
+	names := make([]string, 0, 5)
+	for _, k := range allKinds() {
 		names = append(names, string(k))
 	}
 	sort.Strings(names)

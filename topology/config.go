@@ -32,6 +32,14 @@ type Options struct {
 	// AOF turns on appendonly with appendfsync always on every server, so a
 	// killed node comes back with its data.
 	AOF bool
+	// Fsync is the appendfsync policy with AOF: always (the default),
+	// everysec or no. A node killed by SIGKILL keeps what it wrote either
+	// way (the kernel has it); the policy decides what a power loss
+	// keeps, which Node.Crash emulates.
+	Fsync Fsync
+	// Nodes is the number of independent primaries of a Redlock
+	// topology (default 3); other kinds have their own shape.
+	Nodes int
 	// DownAfter is Sentinel's down-after-milliseconds (default 1 s).
 	DownAfter time.Duration
 	// FailoverTimeout is Sentinel's failover-timeout (default 3 s).
@@ -72,6 +80,12 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
+	if o.Fsync == "" {
+		o.Fsync = FsyncAlways
+	}
+	if o.Nodes == 0 {
+		o.Nodes = DefaultRedlockNodes
+	}
 	if o.DownAfter == 0 {
 		o.DownAfter = time.Second
 	}
@@ -92,6 +106,28 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// Fsync is an appendfsync policy.
+type Fsync string
+
+const (
+	FsyncAlways   Fsync = "always"
+	FsyncEverysec Fsync = "everysec"
+	FsyncNo       Fsync = "no"
+)
+
+// ParseFsync checks an appendfsync policy's name.
+func ParseFsync(s string) (Fsync, error) {
+	switch f := Fsync(s); f {
+	case FsyncAlways, FsyncEverysec, FsyncNo:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown fsync policy %q: choose one of always, everysec, no", s)
+}
+
+// DefaultRedlockNodes is a Redlock topology's size when Options.Nodes is
+// not set: the smallest that survives one node's loss.
+const DefaultRedlockNodes = 3
 
 // serverConfig renders a server's configuration file. primary is the
 // address a replica follows ("" for a primary or a cluster node).
@@ -114,7 +150,7 @@ func serverConfig(kind Kind, primary string, o Options) string {
 		"enable-debug-command yes",
 	}
 	if o.AOF {
-		lines = append(lines, "appendonly yes", "appendfsync always")
+		lines = append(lines, "appendonly yes", "appendfsync "+string(o.Fsync))
 	}
 	if primary != "" {
 		lines = append(lines, "replicaof "+strings.Replace(primary, ":", " ", 1))

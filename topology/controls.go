@@ -20,6 +20,41 @@ func (n *Node) Kill(ctx context.Context) error {
 	return nil
 }
 
+// Crash is a power loss: SIGKILL, then the node comes back after down
+// (0: at once) with what its disk would have kept. A SIGKILL alone loses
+// nothing a server wrote (the kernel still has its files), so the loss is
+// emulated: with AOF and appendfsync always the node keeps its data;
+// otherwise (AOF off, everysec, no) it comes back without it, the worst
+// a power loss can do to writes that were not yet synced. A lock key is
+// at most a lease old, so for a lease of a second or more, which is what
+// a crash inside a lease needs to matter, everysec can lose it too.
+func (n *Node) Crash(ctx context.Context, down time.Duration) error {
+	if err := n.Kill(ctx); err != nil {
+		return err
+	}
+	if err := n.waitStopped(ctx); err != nil {
+		return fmt.Errorf("crash %s: %w", n.Name, err)
+	}
+	if down > 0 {
+		t := time.NewTimer(down)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	// the node comes back even when ctx ended while it was down
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	return n.Restart(rctx, n.KeepsWrites())
+}
+
+// KeepsWrites says whether the node's data survives a power loss: AOF
+// with appendfsync always.
+func (n *Node) KeepsWrites() bool {
+	return n.topo.opts.AOF && n.topo.opts.Fsync == FsyncAlways
+}
+
 // Pause stops the server process with SIGSTOP: it keeps its sockets and
 // wakes up where it was, like a long stall.
 func (n *Node) Pause(ctx context.Context) error {

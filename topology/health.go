@@ -23,6 +23,12 @@ func (t *Topology) Shards(ctx context.Context) ([]Shard, error) {
 	switch t.Kind {
 	case Standalone:
 		return []Shard{{Primary: servers[0]}}, nil
+	case Redlock:
+		out := make([]Shard, len(servers))
+		for i, n := range servers {
+			out[i] = Shard{Primary: n}
+		}
+		return out, nil
 	case Cluster:
 		return t.clusterShards(ctx)
 	}
@@ -100,6 +106,13 @@ func (t *Topology) Healthy(ctx context.Context) error {
 	case Standalone:
 		_, err := t.Servers()[0].Do(ctx, "PING")
 		return err
+	case Redlock:
+		for _, n := range t.Servers() {
+			if _, err := n.Do(ctx, "PING"); err != nil {
+				return fmt.Errorf("%s: %w", n.Name, err)
+			}
+		}
+		return nil
 	case Cluster:
 		return t.clusterHealthy(ctx)
 	}

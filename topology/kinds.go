@@ -16,6 +16,22 @@ func (t *Topology) startStandalone(ctx context.Context) error {
 	return t.waitPing(ctx, t.Nodes)
 }
 
+// startRedlock starts Options.Nodes standalone primaries that know
+// nothing of each other, each with its own clock shim and client link.
+func (t *Topology) startRedlock(ctx context.Context) error {
+	if t.opts.Nodes < 1 || t.opts.Nodes > 9 {
+		return fmt.Errorf("a redlock topology has 1 to 9 nodes, not %d", t.opts.Nodes)
+	}
+	var specs []nodeSpec
+	for i := range t.opts.Nodes {
+		specs = append(specs, nodeSpec{name: fmt.Sprintf("n%d", i), index: i, conf: serverConfig(Redlock, "", t.opts)})
+	}
+	if err := t.addNodes(ctx, specs); err != nil {
+		return err
+	}
+	return t.waitPing(ctx, t.Nodes)
+}
+
 // startServers starts a primary n0 and replicas n1..n(count-1), and with
 // them the nodes of more (a Sentinel topology's sentinels), all at once.
 // The replicas are told REPLICAOF once they answer (and keep it in their

@@ -54,6 +54,11 @@ type Topology struct {
 func Start(ctx context.Context, eng *Engine, b Build, image string, kind Kind, opts Options) (t *Topology, err error) {
 	begin := time.Now()
 	t = &Topology{Kind: kind, Build: b, Image: image, RunID: newRunID(), opts: opts.withDefaults(), eng: eng, addrs: newAddrMap(), clients: newAddrMap()}
+	if kind == Redlock {
+		// every node has its client link: a Redlock node cut off from the
+		// clients alone is the algorithm's first question
+		t.opts.ProxyClients = true
+	}
 	t.links = newLinks(t.opts.ProxyClients)
 	eng.track(t.RunID)
 	defer func() {
@@ -83,6 +88,8 @@ func Start(ctx context.Context, eng *Engine, b Build, image string, kind Kind, o
 		err = t.startSentinel(ctx)
 	case Cluster:
 		err = t.startCluster(ctx)
+	case Redlock:
+		err = t.startRedlock(ctx)
 	default:
 		err = fmt.Errorf("unknown topology %q", kind)
 	}
@@ -131,8 +138,20 @@ func (t *Topology) Node(name string) *Node {
 	return nil
 }
 
+// NodeOptions are the valkey-go options of clients of each server alone,
+// through the same dialer as ClientOption: what a Redlock client locks a
+// majority of.
+func (t *Topology) NodeOptions() []valkey.ClientOption {
+	var out []valkey.ClientOption
+	for _, n := range t.Servers() {
+		out = append(out, valkey.ClientOption{DialCtxFn: t.links.dial, DisableCache: true, InitAddress: []string{n.Internal()}, ForceSingleClient: true})
+	}
+	return out
+}
+
 // ClientOption is the valkey-go option for a client that follows this
-// topology: one server, Sentinel's master set, or the cluster. Its dialer
+// topology: one server (a Redlock topology's first), Sentinel's master
+// set, or the cluster. Its dialer
 // maps the addresses nodes announce to where the host reaches the nodes,
 // and with ProxyClients wraps each connection in its node's fault link
 // (see links).

@@ -32,6 +32,7 @@ type scenarioFlags struct {
 	observe                       time.Duration
 	wait, waitAOF                 string
 	onShort                       string
+	fsync                         string
 	sourceFlags
 }
 
@@ -40,8 +41,10 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	s := &f.s
 	fs.StringVar(&s.Server, "server", "", "server build, e.g. valkey-9.1 (lockcheck images lists them)")
 	fs.Var(&f.nodeBuilds, "node-build", "NODE=BUILD: run one node on another build, e.g. n1=valkey-8.1 (repeatable; a rolling upgrade half way)")
-	fs.StringVar(&f.kind, "topology", string(d.Topology), "standalone, replicated, sentinel or cluster")
+	fs.StringVar(&f.kind, "topology", string(d.Topology), "standalone, replicated, sentinel, cluster, or redlock (independent primaries)")
 	fs.BoolVar(&s.AOF, "aof", false, "turn on appendonly with appendfsync always (a killed node keeps its data)")
+	fs.StringVar(&f.fsync, "fsync", "", "appendfsync policy with --aof: always (default), everysec or no; what a node's power loss (crash-restart) keeps")
+	fs.IntVar(&s.Nodes, "nodes", 0, "independent primaries of a redlock topology (default 3)")
 	fs.StringVar(&s.Client, "client", d.Client, "lock client: "+strings.Join(lockclient.Kinds(), ", ")+", or external:CMD")
 	fs.BoolVar(&s.Fenced, "fenced", false, "the external adapter draws fences: the resource checks them")
 	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(fault.Names(), ", "))
@@ -75,6 +78,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 func (f *scenarioFlags) scenario() (scenarios.Scenario, error) {
 	s := f.s
 	s.Topology = topology.Kind(f.kind)
+	s.Fsync = topology.Fsync(f.fsync)
 	s.Faults = f.faults
 	var err error
 	for name, v := range map[string]struct {

@@ -14,13 +14,17 @@ import (
 type topoFlags struct {
 	server, kind string
 	aof          bool
+	fsync        string
+	nodes        int
 	sourceFlags
 }
 
 func (f *topoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.server, "server", "", "server build, e.g. valkey-9.1 (lockcheck images lists them)")
-	fs.StringVar(&f.kind, "topology", "standalone", "standalone, replicated, sentinel or cluster")
+	fs.StringVar(&f.kind, "topology", "standalone", "standalone, replicated, sentinel, cluster, or redlock (independent primaries)")
 	fs.BoolVar(&f.aof, "aof", false, "turn on appendonly with appendfsync always")
+	fs.StringVar(&f.fsync, "fsync", "always", "appendfsync policy with --aof: always, everysec or no")
+	fs.IntVar(&f.nodes, "nodes", 0, "independent primaries of a redlock topology (default 3)")
 	f.sourceFlags.register(fs)
 }
 
@@ -43,11 +47,18 @@ func (f *topoFlags) start(ctx context.Context, stderr io.Writer) (*topology.Engi
 	if err != nil {
 		return nil, nil, fail(stderr, "%v", err)
 	}
+	fsync, err := topology.ParseFsync(f.fsync)
+	if err != nil {
+		return nil, nil, fail(stderr, "--fsync: %v", err)
+	}
+	if f.nodes != 0 && kind != topology.Redlock {
+		return nil, nil, fail(stderr, "--nodes %d: only --topology redlock takes a node count", f.nodes)
+	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return nil, nil, fail(stderr, "%v", err)
 	}
-	t, err := harness.Start(ctx, eng, b, src, kind, topology.Options{AOF: f.aof}, stderr)
+	t, err := harness.Start(ctx, eng, b, src, kind, topology.Options{AOF: f.aof, Fsync: fsync, Nodes: f.nodes}, stderr)
 	if err != nil {
 		eng.Close()
 		return nil, nil, fail(stderr, "%v", err)

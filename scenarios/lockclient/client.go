@@ -66,6 +66,9 @@ type Config struct {
 	// (topology.Topology.ClientOption); its dialer maps the addresses nodes
 	// announce to host ports. Go library adapters dial through it too.
 	Option valkey.ClientOption
+	// Nodes are the options of clients of each independent server of a
+	// Redlock topology (topology.Topology.NodeOptions); empty elsewhere.
+	Nodes []valkey.ClientOption
 	// Topology is the topology's kind; external adapters and go-redis need it.
 	Topology topology.Kind
 	// Addrs are the host addresses a client starts from (Topology.Addrs).
@@ -121,6 +124,9 @@ func ConfigFor(t *topology.Topology) Config {
 	}
 	if t.Kind == topology.Sentinel {
 		cfg.MasterSet = topology.MasterSet
+	}
+	if t.Kind == topology.Redlock {
+		cfg.Nodes = t.NodeOptions()
 	}
 	return cfg
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/valkeygo"
 	"github.com/valkey-io/valkey-go"
 	"github.com/valkey-io/valkey-go/valkeycompat"
@@ -15,28 +16,45 @@ import (
 )
 
 // redsyncClient adapts github.com/go-redsync/redsync/v4 with its valkey-go
-// pool (one pool: a single-instance lock, not Redlock). The token is the
+// pools: one per node of a Redlock topology (Config.Nodes), which is
+// Redlock, else one pool, a single-instance lock. The token is the
 // value redsync stores (Mutex.Value); extend and release rebuild the mutex
 // from it with WithValue, so no state is kept per acquisition.
 type redsyncClient struct {
 	name string
 	cfg  Config
-	vk   valkey.Client
+	vks  []valkey.Client
 	rs   *redsync.Redsync
 }
 
 func newRedsync(name string, cfg Config) (Client, error) {
-	vk, err := valkey.NewClient(cfg.Option)
-	if err != nil {
-		return nil, fmt.Errorf("client %s: connect: %w", name, err)
+	opts := cfg.Nodes
+	if len(opts) == 0 {
+		opts = []valkey.ClientOption{cfg.Option}
 	}
-	rs := redsync.New(valkeygo.NewPool(valkeycompat.NewAdapter(vk)))
-	return &redsyncClient{name: name, cfg: cfg, vk: vk, rs: rs}, nil
+	c := &redsyncClient{name: name, cfg: cfg}
+	var pools []redsyncredis.Pool
+	for i, o := range opts {
+		vk, err := valkey.NewClient(o)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("client %s: connect to node %d: %w", name, i, err)
+		}
+		c.vks = append(c.vks, vk)
+		pools = append(pools, valkeygo.NewPool(valkeycompat.NewAdapter(vk)))
+	}
+	c.rs = redsync.New(pools...)
+	return c, nil
 }
 
 func (c *redsyncClient) Name() string { return c.name }
 
-func (c *redsyncClient) Close() error { c.vk.Close(); return nil }
+func (c *redsyncClient) Close() error {
+	for _, vk := range c.vks {
+		vk.Close()
+	}
+	return nil
+}
 
 func (c *redsyncClient) Acquire(ctx context.Context, key string, ttl time.Duration) Result {
 	ctx, cancel := WithTimeout(ctx, c.cfg.Timeout)

@@ -20,6 +20,9 @@ type kindSpec struct {
 	// library marks adapters of real libraries: they own their connections,
 	// so WAIT cannot follow their acquire on the same one.
 	library bool
+	// majority marks a kind that locks a majority of the independent
+	// servers it is given (Config.Nodes): Redlock.
+	majority bool
 	// opaque marks a kind whose lock key or stored value is its own, not
 	// the key and token the history names: the observer cannot read it.
 	opaque bool
@@ -79,7 +82,12 @@ var registry = map[string]kindSpec{
 		return setNX, extendGetThenPexpire(cfg), releaseDELIFEQ
 	}),
 
-	"redsync":    {needs: luaNeeds, library: true, build: newRedsync},
+	"redlock":                    redlockKind(redlockBug{}),
+	"mutant-redlock-no-validity": redlockKind(redlockBug{noValidity: true}),
+	"mutant-redlock-any-node":    redlockKind(redlockBug{anyNode: true}),
+	"mutant-redlock-fixed-token": redlockKind(redlockBug{fixedToken: true}),
+
+	"redsync":    {needs: luaNeeds, library: true, majority: true, build: newRedsync},
 	"redislock":  {needs: luaNeeds, library: true, build: newRedislock},
 	"valkeylock": {needs: luaNeeds, library: true, opaque: true, build: newValkeylock},
 }
@@ -199,6 +207,17 @@ func needs(kind string) []Capability {
 func Observable(kind string) bool {
 	spec, _ := lookup(kind)
 	return !spec.opaque
+}
+
+// LocksMajority says whether kind locks a majority of the independent
+// servers of a Redlock topology (Config.Nodes). External adapters are
+// handed every node's address and may.
+func LocksMajority(kind string) bool {
+	if strings.HasPrefix(kind, ExternalPrefix) {
+		return true
+	}
+	spec, _ := lookup(kind)
+	return spec.majority
 }
 
 // DrawsFences says whether a built-in kind draws a fence with every
