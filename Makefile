@@ -5,6 +5,7 @@
 #   make safety  the whole safety suite; make bench: bench/results.md
 #   make catch-rate  each mutant and its control over 20 seeded runs: out/catch-rate/catch-rate.md
 #   make gate-catch-rate  each mutant in the default workload, judged by lock-correct: out/gate-catch-rate/catch-rate.md
+#   make claims  the article's claims about Redlock, each over 20 seeds: out/claims/claims.md
 #   make false-alarms  the correct clients in the same workload: out/false-alarms/false-alarms.md
 #
 # Both need root (apt-get, debootstrap) and a running Docker engine.
@@ -15,7 +16,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms clean
+.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims clean
 
 all: build
 
@@ -84,6 +85,14 @@ gate-catch-rate: images
 # topologies at once).
 false-alarms: images
 	$(BIN) false-alarms --out $(OUT)/false-alarms $(FALSEALARMSFLAGS)
+
+# claims runs each of the article's claims about Redlock (three independent
+# primaries) in the scenario that tests it, by the built-in Redlock client
+# and redsync, and each Redlock mutant under the default gate, over 20
+# seeds, each run on a topology of its own, three at once. A measurement
+# for the README, not a test.
+claims: images
+	$(BIN) claims --out $(OUT)/claims $(CLAIMSFLAGS)
 
 # clean removes every container and network an aborted run left behind,
 # and the root filesystems of an image build that was killed.

@@ -234,7 +234,13 @@ func (s Scenario) Validate() error {
 			return err
 		}
 		if !f.Available(s.Topology) {
-			return fmt.Errorf("fault %s does not fit a %s topology: choose a topology with replicas (sentinel or cluster)", name, s.Topology)
+			var fits []string
+			for _, k := range append(topology.Kinds(), topology.Redlock) {
+				if f.Available(k) {
+					fits = append(fits, string(k))
+				}
+			}
+			return fmt.Errorf("fault %s does not fit a %s topology: choose %s", name, s.Topology, strings.Join(fits, " or "))
 		}
 	}
 	if s.Wait.Enabled() {

@@ -20,15 +20,16 @@ func (n *Node) Kill(ctx context.Context) error {
 	return nil
 }
 
-// Crash is a power loss: SIGKILL, then the node comes back after down
-// (0: at once) with what its disk would have kept. A SIGKILL alone loses
-// nothing a server wrote (the kernel still has its files), so the loss is
-// emulated: with AOF and appendfsync always the node keeps its data;
-// otherwise (AOF off, everysec, no) it comes back without it, the worst
-// a power loss can do to writes that were not yet synced. A lock key is
-// at most a lease old, so for a lease of a second or more, which is what
-// a crash inside a lease needs to matter, everysec can lose it too.
-func (n *Node) Crash(ctx context.Context, down time.Duration) error {
+// Crash kills the node's server (SIGKILL) and starts it again after down
+// (0: at once) with what survives. A SIGKILL loses nothing a server wrote
+// (the kernel still has its files): the node keeps its AOF, or nothing
+// without AOF (snapshots are off). powerLoss emulates a power loss
+// instead, which keeps only what was synced: with appendfsync always
+// everything, otherwise (everysec, no) the node comes back without its
+// data, the worst such a loss can do. A lock key is at most a lease old,
+// so for a lease of a second or more, which a crash inside a lease needs
+// to matter, everysec can lose it too.
+func (n *Node) Crash(ctx context.Context, down time.Duration, powerLoss bool) error {
 	if err := n.Kill(ctx); err != nil {
 		return err
 	}
@@ -46,13 +47,14 @@ func (n *Node) Crash(ctx context.Context, down time.Duration) error {
 	// the node comes back even when ctx ended while it was down
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	return n.Restart(rctx, n.KeepsWrites())
+	return n.Restart(rctx, n.KeepsData(powerLoss))
 }
 
-// KeepsWrites says whether the node's data survives a power loss: AOF
-// with appendfsync always.
-func (n *Node) KeepsWrites() bool {
-	return n.topo.opts.AOF && n.topo.opts.Fsync == FsyncAlways
+// KeepsData says whether the node's data survives a SIGKILL (AOF on) or a
+// power loss (AOF with appendfsync always).
+func (n *Node) KeepsData(powerLoss bool) bool {
+	o := n.topo.opts
+	return o.AOF && (!powerLoss || o.Fsync == FsyncAlways)
 }
 
 // Pause stops the server process with SIGSTOP: it keeps its sockets and

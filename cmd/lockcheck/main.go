@@ -35,6 +35,7 @@ func commands() []command {
 		{"check", "re-check a saved run folder offline", runCheck},
 		{"adapter-check", "check an external adapter against the adapter protocol on a standalone server, in seconds", runAdapterCheck},
 		{"catch-rate", "run each mutant and its control over seeded runs of its randomized scenario; writes catch-rate.md", runCatchRate},
+		{"claims", "run each of the article's claims about Redlock over seeded runs of the scenario that tests it, and each Redlock mutant; writes claims.md", runClaims},
 		{"false-alarms", "run the correct clients over seeded runs of the default workload on standalone and sentinel; writes false-alarms.md", runFalseAlarms},
 	}
 }

@@ -78,7 +78,8 @@ func (e Env) openWindow(name string, target *topology.Node, detail string) (int,
 
 // faultTable is every fault a Scenario can name, in a fixed order.
 var faultTable = []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient,
-	Latency, BlackholePrimary, ResetConnections, SlowReplication, PartitionSentinels, RollingUpgrade}
+	Latency, BlackholePrimary, ResetConnections, SlowReplication, PartitionSentinels, RollingUpgrade,
+	KillNode, CrashRestart, CrashRestartLate, ClockJumpNode}
 
 // Faults lists every fault by name, in a fixed order.
 func Faults() []Fault { return slices.Clone(faultTable) }
@@ -117,7 +118,8 @@ func Lookup(name string) (Fault, error) {
 
 var replicated = []topology.Kind{topology.Replicated, topology.Sentinel, topology.Cluster}
 var failsOver = []topology.Kind{topology.Sentinel, topology.Cluster}
-var anyKind = []topology.Kind{topology.Standalone, topology.Replicated, topology.Sentinel, topology.Cluster}
+var anyKind = []topology.Kind{topology.Standalone, topology.Replicated, topology.Sentinel, topology.Cluster, topology.Redlock}
+var redlockOnly = []topology.Kind{topology.Redlock}
 
 // faultBase gives a fault its name and the kinds it fits.
 type faultBase struct {

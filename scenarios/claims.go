@@ -1,0 +1,104 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// Claim is one thing the literature says about Redlock, the scenario that
+// tests it, and what the literature expects to see there: the claims
+// table (lockcheck claims) runs each over many seeds and reports what
+// happened, whatever it is.
+type Claim struct {
+	// Name is the row's short name, for --only and the table.
+	Name string
+	// Says is the claim in words.
+	Says string
+	// Expect is what the literature expects the scenario to show.
+	Expect Expected
+	// Clients run the scenario in turn, each over every seed.
+	Clients []string
+	// Scenario is the run's scenario; its Client and Seed are set per run.
+	Scenario Scenario
+}
+
+// Expected is what a claim's scenario should show over its seeds.
+type Expected string
+
+const (
+	// ExpectSafe: every run safe (no check failed).
+	ExpectSafe Expected = "safe"
+	// ExpectGateMet: every run meets the default gate (lock-correct).
+	ExpectGateMet Expected = "lock-correct"
+	// ExpectDoubleHolder: double holders appear.
+	ExpectDoubleHolder Expected = "double holders"
+	// ExpectStaleReached: stale writes reach an unfenced resource.
+	ExpectStaleReached Expected = "stale writes reach the resource"
+	// ExpectStaleStopped: the fence rejects stale writes, none gets
+	// through.
+	ExpectStaleStopped Expected = "stale writes stopped by the fence"
+)
+
+// RedlockClients are the Redlock implementations every claim runs: the
+// built-in client, which follows the published algorithm, and redsync
+// with one pool per node.
+var RedlockClients = []string{"redlock", "redsync"}
+
+// redlockFaultScenario is a quiet workload (no stalls, no pauses inside
+// lock calls, so a finding is the fault's) on three independent primaries
+// with one Redlock fault. The lease (5 s) outlasts a node's restart (about
+// 1.5 s here), so a crashed node is back while the lock it lost is still
+// believed held; contenders retry within 50 ms, so one is there when it
+// is; 12 s hold one fault (each strikes 3-5.5 s in).
+func redlockFaultScenario(f string, aof bool, fsync topology.Fsync) Scenario {
+	s := Scenario{Topology: topology.Redlock, TTL: 5 * time.Second, Duration: 12 * time.Second,
+		BackoffMax: 50 * time.Millisecond, AOF: aof, Fsync: fsync}.Quiet()
+	if f != "" {
+		s.Faults = []string{f}
+	}
+	return s
+}
+
+// RedlockClaims lists the claims, in the article's order.
+func RedlockClaims() []Claim {
+	// the pause is 2 TTL: the run lasts until the holder has woken
+	pause := redlockFaultScenario(fault.PauseClient.Name(), false, "")
+	pause.Duration = 20 * time.Second
+	fencedPause := pause
+	fencedPause.Topology = topology.Standalone
+	return []Claim{
+		{Name: "no-fault", Says: "Redlock with every node up and no client paused is safe",
+			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario("", false, "")},
+		{Name: "default-gate", Says: "the default gate (stalls, pauses inside lock calls) finds no broken promise of a correct Redlock",
+			Expect: ExpectGateMet,
+			Clients: RedlockClients, Scenario: Scenario{Topology: topology.Redlock, TTL: 500 * time.Millisecond, Duration: 12 * time.Second}},
+		{Name: "kill-node", Says: "Redlock answers the single point of failure: one node killed (and back with its AOF) is safe",
+			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.KillNode.Name(), true, topology.FsyncEverysec)},
+		{Name: "crash-restart-no-aof", Says: "a node that restarts at once without its data breaks Redlock",
+			Expect: ExpectDoubleHolder, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.CrashRestart.Name(), false, "")},
+		{Name: "crash-restart-everysec", Says: "fsync everysec loses a lock in a power loss: a restart at once breaks Redlock",
+			Expect: ExpectDoubleHolder, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.CrashRestart.Name(), true, topology.FsyncEverysec)},
+		{Name: "crash-restart-always", Says: "fsync on every write keeps Redlock safe through a power loss",
+			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.CrashRestart.Name(), true, topology.FsyncAlways)},
+		{Name: "crash-restart-late", Says: "a crashed node kept out of service for longer than the TTL keeps Redlock safe without fsync",
+			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.CrashRestartLate.Name(), false, "")},
+		{Name: "clock-jump-node", Says: "Redlock assumes clocks drift only slightly: one node's clock jump breaks it",
+			Expect: ExpectDoubleHolder, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.ClockJumpNode.Name(), false, "")},
+		{Name: "pause-client", Says: "Redlock does not answer the paused client: its writes after the lease are stale",
+			Expect: ExpectStaleReached, Clients: RedlockClients, Scenario: pause},
+		{Name: "pause-client-fenced", Says: "a fence rejects the stale holder (a fenced lock on one server, for comparison)",
+			Expect: ExpectStaleStopped, Clients: []string{"fenced"}, Scenario: fencedPause},
+	}
+}
+
+// RedlockMutants are the Redlock mutants, each judged by the default gate
+// in the default workload (RedlockMutantScenario).
+var RedlockMutants = []string{"mutant-redlock-no-validity", "mutant-redlock-any-node", "mutant-redlock-fixed-token"}
+
+// RedlockMutantScenario is the default gate's workload on three
+// independent primaries, with no fault: each mutant's bug needs no more.
+func RedlockMutantScenario() Scenario {
+	return Scenario{Topology: topology.Redlock, TTL: 500 * time.Millisecond, Duration: 12 * time.Second}
+}
