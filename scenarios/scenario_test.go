@@ -65,20 +65,31 @@ func TestScenarioJSON(t *testing.T) {
 // TestScenarioValidate: each setting that cannot run is refused in one
 // line naming it.
 func TestScenarioValidate(t *testing.T) {
-	ok := Scenario{Server: "valkey-9.1", Topology: topology.Sentinel, Faults: []string{"kill-primary"}}
-	if err := ok.Validate(); err != nil {
-		t.Fatal(err)
+	for _, ok := range []Scenario{
+		{Server: "valkey-9.1", Topology: topology.Sentinel, Faults: []string{"kill-primary"}},
+		{Server: "valkey-9.1", Topology: topology.Redlock, Client: "redlock", Nodes: 5, AOF: true, Fsync: topology.FsyncEverysec, Faults: []string{"crash-restart", "clock-jump"}},
+		{Server: "valkey-9.1", Topology: topology.Redlock, Client: "external:/bin/adapter"},
+	} {
+		if err := ok.Validate(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for want, s := range map[string]Scenario{
-		"no server build":           {},
-		"unknown client":            {Server: "v", Client: "nope"},
-		"does not fit a standalone": {Server: "v", Faults: []string{"kill-primary"}},
-		"unknown fault":             {Server: "v", Faults: []string{"nope"}},
-		"stall rate 2":              {Server: "v", StallRate: 2},
-		"shorter than work min":     {Server: "v", WorkMin: time.Second, WorkMax: time.Millisecond},
-		"WAITAOF needs AOF":         {Server: "v", Wait: lockclient.WaitOptions{AOF: true, Local: 1, OnShort: lockclient.WaitGoOn}},
-		"always falls short":        {Server: "v", Wait: lockclient.WaitOptions{Replicas: 1, OnShort: lockclient.WaitGoOn}},
-		"on-short":                  {Server: "v", Topology: topology.Sentinel, Wait: lockclient.WaitOptions{Replicas: 1, OnShort: "retry"}},
+		"no server build":                {},
+		"unknown client":                 {Server: "v", Client: "nope"},
+		"does not fit a standalone":      {Server: "v", Faults: []string{"kill-primary"}},
+		"unknown fault":                  {Server: "v", Faults: []string{"nope"}},
+		"stall rate 2":                   {Server: "v", StallRate: 2},
+		"shorter than work min":          {Server: "v", WorkMin: time.Second, WorkMax: time.Millisecond},
+		"WAITAOF needs AOF":              {Server: "v", Wait: lockclient.WaitOptions{AOF: true, Local: 1, OnShort: lockclient.WaitGoOn}},
+		"always falls short":             {Server: "v", Wait: lockclient.WaitOptions{Replicas: 1, OnShort: lockclient.WaitGoOn}},
+		"on-short":                       {Server: "v", Topology: topology.Sentinel, Wait: lockclient.WaitOptions{Replicas: 1, OnShort: "retry"}},
+		"client native locks one server": {Server: "v", Topology: topology.Redlock},
+		"fsync everysec needs AOF":       {Server: "v", Fsync: topology.FsyncEverysec},
+		"unknown fsync policy":           {Server: "v", AOF: true, Fsync: "sometimes"},
+		"only a redlock topology":        {Server: "v", Nodes: 5},
+		"1 to 9 nodes":                   {Server: "v", Topology: topology.Redlock, Client: "redlock", Nodes: 12},
+		"crash-restart does not fit a sentinel topology: choose redlock": {Server: "v", Topology: topology.Sentinel, Faults: []string{"crash-restart"}},
 	} {
 		err := s.Validate()
 		if err == nil || !strings.Contains(err.Error(), want) {
