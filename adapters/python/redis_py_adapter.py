@@ -33,12 +33,20 @@ must catch, with the same protocol as a correct one):
   extend-blind           the extend is PEXPIRE without comparing the token.
 
 Topologies: standalone and replicated (the first address, the primary),
-sentinel (redis.sentinel.Sentinel on the sentinels' addresses) and cluster
-(redis.cluster.RedisCluster). Servers in containers announce container
+sentinel (redis.sentinel.Sentinel on the sentinels' addresses), cluster
+(redis.cluster.RedisCluster), and redlock: independent primaries, one
+redis.Redis each, locked by the Redlock algorithm (below) in the native or
+lua mode's commands. Servers in containers announce container
 addresses (Sentinel's master address, CLUSTER SLOTS, MOVED); the init
 message's "addr_map" {internal: host} translates them. redis-py has
 `address_remap` for RedisCluster only from 5.0 on; on older versions this
 adapter subclasses NodesManager to remap where connections are made.
+
+Redlock: a new token set with SET NX PX on every node in turn, each call
+bounded by a fifth of the call's timeout; held when a majority said OK and
+the lease left after the time spent and the clocks' drift (TTL/100 + 2 ms)
+is positive; otherwise the token is deleted on every node and the acquire
+fails. Extend and release run on every node and need a majority.
 
 Outcomes: a reply from the server decides ok or fail (an error reply is fail
 with its text); a timeout or a broken connection is unknown, because the
@@ -50,6 +58,7 @@ import inspect
 import json
 import secrets
 import sys
+import time
 import traceback
 
 import redis
@@ -131,6 +140,9 @@ def connect(req):
             [split_addr(a) for a in addrs], sentinel_kwargs=dict(common), **common
         )
         return sentinel.master_for(master_set, **common)
+    if kind == "redlock":
+        node = dict(common, socket_timeout=timeout / 5, socket_connect_timeout=timeout / 5)
+        return [redis.Redis(*remap(split_addr(a)), **node) for a in addrs]
     if kind == "cluster":
         nodes = [redis.cluster.ClusterNode(*split_addr(a)) for a in addrs]
         # One attempt: redis-py would otherwise retry a timed-out write.
@@ -194,6 +206,55 @@ class Lock:
         return {"status": "ok"} if n == 1 else {"status": "fail"}
 
 
+class Redlock:
+    """The Redlock algorithm over independent primaries, with Lock's
+    commands (native or lua) on each."""
+
+    def __init__(self, clients, mode):
+        if mode not in ("native", "lua"):
+            raise ValueError(f"mode {mode!r} on a redlock topology: choose native or lua")
+        self.nodes = [Lock(c, mode) for c in clients]
+        self.quorum = len(clients) // 2 + 1
+
+    def each(self, call):
+        """Runs call on every node; counts the OKs and the nodes that did
+        not answer (a timeout, a broken connection)."""
+        ok = silent = 0
+        for n in self.nodes:
+            try:
+                if call(n)["status"] == "ok":
+                    ok += 1
+            except (ConnectionError, TimeoutError):
+                silent += 1
+            except RedisError:
+                pass
+        return ok, silent
+
+    def acquire(self, key, ttl_ms):
+        token = secrets.token_hex(20)
+        start = time.monotonic()
+        ok, _ = self.each(lambda n: {"status": "ok"} if n.r.set(key, token, nx=True, px=ttl_ms) else {"status": "fail"})
+        validity = ttl_ms - (time.monotonic() - start) * 1000 - (ttl_ms / 100 + 2)
+        if ok >= self.quorum and validity > 0:
+            return {"status": "ok", "token": token}
+        self.each(lambda n: n.release(key, token))
+        return {"status": "fail"}
+
+    def extend(self, key, token, ttl_ms):
+        start = time.monotonic()
+        ok, silent = self.each(lambda n: n.extend(key, token, ttl_ms))
+        validity = ttl_ms - (time.monotonic() - start) * 1000 - (ttl_ms / 100 + 2)
+        if ok >= self.quorum and validity > 0:
+            return {"status": "ok"}
+        return {"status": "unknown" if ok < self.quorum and ok + silent >= self.quorum else "fail"}
+
+    def release(self, key, token):
+        ok, silent = self.each(lambda n: n.release(key, token))
+        if ok >= self.quorum:
+            return {"status": "ok"}
+        return {"status": "unknown" if ok + silent >= self.quorum else "fail"}
+
+
 class LibraryLock:
     """redis-py's redis.lock.Lock, one Lock object per call: the workload
     extends and releases by token, which Lock keeps in lock.local.token."""
@@ -253,6 +314,11 @@ def handle(req, state, mode, bug=None):
     op = req.get("op")
     if op == "init":
         client = connect(req)
+        if req.get("topology") == "redlock":
+            if bug or mode == "lock":
+                raise ValueError("a redlock topology takes the native or lua mode, without --bug")
+            state["lock"] = Redlock(client, mode)
+            return {"status": "ok", "name": f"redis-py {redis.__version__} Redlock"}
         if bug:
             state["lock"] = BrokenLock(client, mode, bug)
         else:

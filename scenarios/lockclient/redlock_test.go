@@ -14,7 +14,8 @@ import (
 // is refused and given back, extend and release act on every node, and
 // each mutant does what its bug says (one node's OK taken for a hold; one
 // value shared by every holder; a grant after its lease). redsync with one
-// pool per node is held to the same majority.
+// pool per node, and the Python adapter given every node's address, are
+// held to the same majority.
 func TestRedlockOnIndependentPrimaries(t *testing.T) {
 	topo := startTopology(t, "valkey-9.1", topology.Redlock)
 	ctx := context.Background()
@@ -48,10 +49,11 @@ func TestRedlockOnIndependentPrimaries(t *testing.T) {
 	}
 	ttl := 10 * time.Second
 
-	for _, kind := range []string{"redlock", "redsync"} {
-		t.Run(kind, func(t *testing.T) {
+	cfg.StderrDir = t.TempDir()
+	for _, kind := range []string{"redlock", "redsync", pythonAdapter(t)} {
+		t.Run(kindLabel(kind), func(t *testing.T) {
 			c := newTestClient(t, kind, cfg)
-			key := "lock:{" + kind + "}"
+			key := "lock:{" + kindLabel(kind) + "}"
 			a := c.Acquire(ctx, key, ttl)
 			if a.Outcome != history.OK || a.Token == "" {
 				t.Fatalf("acquire on three free nodes: %+v", a)
@@ -74,7 +76,7 @@ func TestRedlockOnIndependentPrimaries(t *testing.T) {
 			}
 			// two nodes taken by another: a minority is no hold, and what
 			// it took is given back
-			other := "lock:{" + kind + "-minority}"
+			other := "lock:{" + kindLabel(kind) + "-minority}"
 			set(nodes[0], other, "someone")
 			set(nodes[1], other, "someone")
 			if r := c.Acquire(ctx, other, ttl); r.Outcome != history.Fail {
@@ -84,7 +86,7 @@ func TestRedlockOnIndependentPrimaries(t *testing.T) {
 				t.Fatalf("n2 still holds %q after a refused acquire: not given back", v)
 			}
 			// one node taken: a majority is a hold
-			bare := "lock:{" + kind + "-bare}"
+			bare := "lock:{" + kindLabel(kind) + "-bare}"
 			set(nodes[2], bare, "someone")
 			if r := c.Acquire(ctx, bare, ttl); r.Outcome != history.OK {
 				t.Fatalf("acquire with two of three nodes free: %+v", r)
