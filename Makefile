@@ -6,6 +6,7 @@
 #   make catch-rate  each mutant and its control over 20 seeded runs: out/catch-rate/catch-rate.md
 #   make gate-catch-rate  each mutant in the default workload, judged by lock-correct: out/gate-catch-rate/catch-rate.md
 #   make claims  the article's claims about Redlock, each over 20 seeds: out/claims/claims.md
+#   make mitigations  the failover race under each mitigation, 20 seeds each: out/mitigations/mitigations.md
 #   make false-alarms  the correct clients in the same workload: out/false-alarms/false-alarms.md
 #
 # Both need root (apt-get, debootstrap) and a running Docker engine.
@@ -16,7 +17,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims clean
+.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations clean
 
 all: build
 
@@ -93,6 +94,14 @@ false-alarms: images
 # for the README, not a test.
 claims: images
 	$(BIN) claims --out $(OUT)/claims $(CLAIMSFLAGS)
+
+# mitigations runs the failover race (kill-primary) on Sentinel and on the
+# cluster under each of the article's mitigations (none, WAIT 1, WAITAOF
+# 1 1, min-replicas-to-write 1, WAIT giving the lock back when short, and
+# the fenced client) over 20 seeds, each run on a topology of its own,
+# three at once. A measurement for the README, not a test.
+mitigations: images
+	$(BIN) claims --table mitigations --out $(OUT)/mitigations $(CLAIMSFLAGS)
 
 # clean removes every container and network an aborted run left behind,
 # and the root filesystems of an image build that was killed.

@@ -24,6 +24,9 @@ import (
 // should not carry into the next run), Parallel at once. Like CatchRate
 // it is a measurement for the README, not a test.
 type Claims struct {
+	// Table is the table the figures make (reports.TableClaims when
+	// empty).
+	Table   string
 	Build   topology.Build
 	Sources topology.Sources
 	Claims  []scenarios.Claim
@@ -54,7 +57,10 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 		return nil, fmt.Errorf("claims: runs must be positive")
 	}
 	begin, load := time.Now(), loadAverage()
-	out := &reports.Claims{Server: c.Build.Name, Version: c.Build.Version, Runs: c.Runs, Started: begin}
+	if c.Table == "" {
+		c.Table = reports.TableClaims
+	}
+	out := &reports.Claims{Table: c.Table, Server: c.Build.Name, Version: c.Build.Version, Runs: c.Runs, Started: begin}
 	var rows, mutants []*reports.ClaimRow
 	var jobs []claimJob
 	add := func(row *reports.ClaimRow, s scenarios.Scenario, mutant bool) {
@@ -67,13 +73,13 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 	}
 	for _, cl := range c.Claims {
 		for _, client := range cl.Clients {
-			row := &reports.ClaimRow{Claim: cl.Name, Says: cl.Says, Expect: string(cl.Expect), Client: client}
+			row := &reports.ClaimRow{Claim: cl.Name, Topology: string(cl.Scenario.WithDefaults().Topology), Says: cl.Says, Expect: string(cl.Expect), Client: client}
 			rows = append(rows, row)
 			add(row, cl.Scenario, false)
 		}
 	}
 	for _, m := range c.Mutants {
-		row := &reports.ClaimRow{Claim: m, Says: "a Redlock mistake, in the default workload", Expect: "caught", Client: m}
+		row := &reports.ClaimRow{Claim: m, Topology: string(topology.Redlock), Says: "a Redlock mistake, in the default workload", Expect: "caught", Client: m}
 		mutants = append(mutants, row)
 		add(row, scenarios.RedlockMutantScenario(), true)
 	}
@@ -174,7 +180,8 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, j claimJob) (r
 		}
 	}
 	r.StaleStopped = rejectedWrites(h)
-	r.FirstDouble = firstDouble(h, result)
+	r.FirstDouble, r.Overlap = firstDouble(h, result)
+	r.Acquires, r.Refused, r.GivenBack = acquireCosts(h)
 	if r.DoubleHolders > 0 || r.LostIncrements > 0 || (j.mutant && r.GateMet) {
 		name := fmt.Sprintf("%s-%s-seed%d.history.json", j.row.Claim, SafeName(j.s.Client), j.s.Seed)
 		if err := os.MkdirAll(filepath.Join(c.Out, "histories"), 0o755); err == nil {
@@ -199,23 +206,44 @@ func rejectedWrites(h *history.History) int {
 }
 
 // firstDouble is the time from the first fault's start to the first
-// double holder's, 0 when either is missing.
-func firstDouble(h *history.History, r *checker.Result) reports.Millis {
-	if len(h.Faults) == 0 {
-		return 0
-	}
+// double holder, and how long that one lasted; 0 when either is missing.
+func firstDouble(h *history.History, r *checker.Result) (to, overlap reports.Millis) {
 	ch, ok := r.Checks.Find(checker.DoubleHolder)
-	if !ok {
-		return 0
+	if !ok || len(h.Faults) == 0 {
+		return 0, 0
 	}
-	first := int64(-1)
-	for _, f := range ch.Findings {
-		if f.Kind == checker.KindDoubleHolder && (first < 0 || f.Start < first) {
-			first = f.Start
+	var first *checker.Finding
+	for i := range ch.Findings {
+		if f := &ch.Findings[i]; f.Kind == checker.KindDoubleHolder && (first == nil || f.Start < first.Start) {
+			first = f
 		}
 	}
-	if first < 0 {
-		return 0
+	if first == nil {
+		return 0, 0
 	}
-	return reports.Millis(max(first-h.Faults[0].Start, 1) / 1e6)
+	return reports.Millis(max(first.Start-h.Faults[0].Start, 1) / 1e6), reports.Millis(first.OverlapMs)
+}
+
+// acquireCosts counts the acquires that took the lock, those an error
+// reply refused (min-replicas-to-write's NOREPLICAS, or another), and
+// those given back at once: a short WAIT's release, recorded as called
+// at the instant the acquire returned (lockclient.Undo).
+func acquireCosts(h *history.History) (took, refused, givenBack int) {
+	lastAcquire := map[int]*history.Op{}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		switch {
+		case op.Kind == history.Acquire && op.Outcome == history.OK:
+			took++
+			lastAcquire[op.Worker] = op
+		case op.Kind == history.Acquire && op.Outcome == history.Fail && op.Error != "":
+			refused++
+		case op.Kind == history.Release:
+			if a := lastAcquire[op.Worker]; a != nil && a.Token == op.Token && a.Return == op.Call {
+				givenBack++
+			}
+			delete(lastAcquire, op.Worker)
+		}
+	}
+	return took, refused, givenBack
 }

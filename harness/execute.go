@@ -121,7 +121,7 @@ func StartScenario(ctx context.Context, eng *topology.Engine, s scenarios.Scenar
 	if err != nil {
 		return nil, err
 	}
-	opts := topology.Options{AOF: s.AOF, Fsync: s.Fsync, Nodes: s.Nodes, NodeConfig: s.NodeConfig, ProxyClients: fault.NeedsClientProxy(s.Faults),
+	opts := topology.Options{AOF: s.AOF, Fsync: s.Fsync, Nodes: s.Nodes, ServerConfig: s.ServerConfig(), NodeConfig: s.NodeConfig, ProxyClients: fault.NeedsClientProxy(s.Faults),
 		NodeImages: map[string]string{}, Images: map[string]string{}}
 	obtain := func(name string) (string, error) {
 		nb, err := LookupBuild(name, src)

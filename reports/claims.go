@@ -14,6 +14,8 @@ import (
 // each of its clients over seeds 1..Runs, and each Redlock mutant under
 // the default gate, with the machine it ran on.
 type Claims struct {
+	// Table is which table: TableClaims or TableMitigations.
+	Table    string     `json:"table"`
 	Server   string     `json:"server"`
 	Version  string     `json:"version"`
 	Runs     int        `json:"runs"`
@@ -25,9 +27,16 @@ type Claims struct {
 	Mutants  []ClaimRow `json:"mutants"`
 }
 
+// The tables a Claims measurement renders.
+const (
+	TableClaims      = "claims"
+	TableMitigations = "mitigations"
+)
+
 // ClaimRow is one claim (or mutant) run by one client.
 type ClaimRow struct {
-	Claim  string `json:"claim"`
+	Claim    string `json:"claim"`
+	Topology string `json:"topology"`
 	Says   string `json:"says"`
 	Expect string `json:"expect"`
 	Client string `json:"client"`
@@ -49,9 +58,17 @@ type ClaimRow struct {
 	StaleStopped int `json:"stale_stopped"`
 	LateGrant    int `json:"late_grant"`
 	// FirstDoubleMs are, per run with a double holder, the time from its
-	// fault's start to the first double holder.
-	FirstDoubleMs []Millis   `json:"first_double_ms,omitempty"`
-	Details       []ClaimRun `json:"runs_detail"`
+	// fault's start to the first double holder, and OverlapMs how long
+	// that first double holder lasted.
+	FirstDoubleMs []Millis `json:"first_double_ms,omitempty"`
+	OverlapMs     []Millis `json:"overlap_ms,omitempty"`
+	// Acquires are the acquires that took the lock (given back or not),
+	// Refused those an error reply refused (NOREPLICAS), GivenBack those
+	// given back at once (a short WAIT), summed over the runs.
+	Acquires  int        `json:"acquires"`
+	Refused   int        `json:"refused"`
+	GivenBack int        `json:"given_back"`
+	Details   []ClaimRun `json:"runs_detail"`
 }
 
 // ClaimRun is one seeded run.
@@ -67,8 +84,15 @@ type ClaimRun struct {
 	StaleStopped   int    `json:"stale_stopped"`
 	LateGrants     int    `json:"late_grants"`
 	// FirstDouble is the time from the first fault's start to the first
-	// double holder (0: none, or no fault).
+	// double holder (0: none, or no fault); Overlap how long that double
+	// holder lasted.
 	FirstDouble Millis `json:"first_double_ms,omitempty"`
+	Overlap     Millis `json:"overlap_ms,omitempty"`
+	// Acquires, Refused and GivenBack count the run's acquires as
+	// ClaimRow does.
+	Acquires  int `json:"acquires"`
+	Refused   int `json:"refused"`
+	GivenBack int `json:"given_back"`
 	Ops         int    `json:"ops"`
 	Elapsed     Millis `json:"elapsed_ms"`
 	Error       string `json:"error,omitempty"`
@@ -98,7 +122,11 @@ func (r *ClaimRow) Add(run ClaimRun) {
 	count(&r.LateGrant, run.LateGrants > 0)
 	if run.FirstDouble > 0 {
 		r.FirstDoubleMs = append(r.FirstDoubleMs, run.FirstDouble)
+		r.OverlapMs = append(r.OverlapMs, run.Overlap)
 	}
+	r.Acquires += run.Acquires
+	r.Refused += run.Refused
+	r.GivenBack += run.GivenBack
 }
 
 // AsExpected says whether the row showed what its claim expects, by the
@@ -137,20 +165,63 @@ func (r ClaimRun) Line() string {
 		r.Claim, r.Client, r.Seed, r.Verdict, r.Class, gate, r.DoubleHolders, r.LostIncrements, r.StaleStopped, r.LateGrants, r.Ops, r.Elapsed)
 }
 
-// WriteClaims writes claims.json and claims.md into dir.
+// WriteClaims writes claims.json and claims.md into dir (mitigations.json
+// and mitigations.md for the mitigations' table).
 func WriteClaims(dir string, c *Claims) error {
+	name, render := "claims", ClaimsMarkdown
+	if c.Table == TableMitigations {
+		name, render = "mitigations", MitigationsMarkdown
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("claims folder: %w", err)
 	}
-	if err := writeJSON(filepath.Join(dir, "claims.json"), c); err != nil {
+	if err := writeJSON(filepath.Join(dir, name+".json"), c); err != nil {
 		return err
 	}
 	var md strings.Builder
-	ClaimsMarkdown(&md, c)
-	if err := os.WriteFile(filepath.Join(dir, "claims.md"), []byte(md.String()), 0o644); err != nil {
-		return fmt.Errorf("write claims.md: %w", err)
+	render(&md, c)
+	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(md.String()), 0o644); err != nil {
+		return fmt.Errorf("write %s.md: %w", name, err)
 	}
 	return nil
+}
+
+// MitigationsMarkdown renders the mitigations' table: per topology and
+// mitigation, how often the failover race gave a double holder, how soon
+// after the kill and for how long, whether a stale write reached the
+// resource, and what the mitigation cost in acquires refused or given
+// back.
+func MitigationsMarkdown(w io.Writer, c *Claims) {
+	state := "complete"
+	if !c.Complete {
+		state = "interrupted: partial figures"
+	}
+	fmt.Fprintf(w, "%s %s, kill-primary, seeds 1..%d per row, measured %s in %s (%s); %s.\n\n",
+		c.Server, c.Version, c.Runs, c.Started.UTC().Format("2006-01-02 15:04 UTC"), c.Elapsed, c.Machine, state)
+	fmt.Fprintln(w, "| topology | mitigation | client | runs | with a double holder | median time from the kill to it | median overlap | stale write reached the resource | acquires refused or given back |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	for _, r := range c.Rows {
+		_, name, _ := strings.Cut(r.Claim, "/")
+		cost := "-"
+		if total := r.Acquires + r.Refused; total > 0 {
+			cost = fmt.Sprintf("%.1f %% (%d refused, %d given back of %d)", 100*float64(r.Refused+r.GivenBack)/float64(total), r.Refused, r.GivenBack, total)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", r.Topology, name, r.Client, runsCell(r),
+			share(r.DoubleHolder, r.Runs), medianMillis(r.FirstDoubleMs), medianMillis(r.OverlapMs), r.StaleReached, cost)
+	}
+	fmt.Fprintln(w, "\nWhat each row says, and the command that runs one seed of it (add --seed N):")
+	fmt.Fprintln(w)
+	for _, r := range c.Rows {
+		fmt.Fprintf(w, "- **%s**: %s. `%s`\n", r.Claim, r.Says, r.Command)
+	}
+}
+
+// share is n of runs as a fraction and a percentage.
+func share(n, runs int) string {
+	if runs == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d of %d (%.0f %%)", n, runs, 100*float64(n)/float64(runs))
 }
 
 // ClaimsMarkdown renders the claims table, the mutants' table and the
@@ -209,5 +280,9 @@ func medianMillis(ms []Millis) string {
 	}
 	s := slices.Clone(ms)
 	slices.Sort(s)
-	return fmt.Sprintf("%.1f s", float64(s[len(s)/2])/1000)
+	m := s[len(s)/2]
+	if m < 1000 {
+		return fmt.Sprintf("%d ms", m)
+	}
+	return fmt.Sprintf("%.1f s", float64(m)/1000)
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -101,4 +102,44 @@ var RedlockMutants = []string{"mutant-redlock-no-validity", "mutant-redlock-any-
 // independent primaries, with no fault: each mutant's bug needs no more.
 func RedlockMutantScenario() Scenario {
 	return Scenario{Topology: topology.Redlock, TTL: 500 * time.Millisecond, Duration: 12 * time.Second}
+}
+
+// MitigationClaims are the article's mitigations of the failover race,
+// each a claim that it narrows the window and does not close it: on
+// Sentinel and on the cluster, under kill-primary (the race made likely
+// by design), a quiet workload of the native client with none, WAIT 1,
+// WAITAOF 1 1 (AOF on), min-replicas-to-write 1, WAIT 1 giving the lock
+// back when short, and the fenced client, whose double holders must not
+// reach the resource. The lease (15 s) outlasts the failover, and 20 s
+// hold the one kill and the race after it.
+func MitigationClaims() []Claim {
+	wait := lockclient.WaitOptions{Replicas: 1, Timeout: 100 * time.Millisecond, OnShort: lockclient.WaitGoOn}
+	waitAOF := lockclient.WaitOptions{AOF: true, Local: 1, Replicas: 1, Timeout: 100 * time.Millisecond, OnShort: lockclient.WaitGoOn}
+	giveBack := wait
+	giveBack.OnShort = lockclient.WaitRelease
+	var out []Claim
+	for _, k := range []topology.Kind{topology.Sentinel, topology.Cluster} {
+		base := Scenario{Topology: k, Faults: []string{fault.KillPrimary.Name()}, TTL: 15 * time.Second, Duration: 20 * time.Second}.Quiet()
+		with := func(f func(*Scenario)) Scenario {
+			s := base
+			f(&s)
+			return s
+		}
+		native := []string{"native"}
+		out = append(out,
+			Claim{Name: string(k) + "/none", Says: "without a mitigation, the failover hands the lock to a second holder",
+				Expect: ExpectDoubleHolder, Clients: native, Scenario: base},
+			Claim{Name: string(k) + "/wait", Says: "WAIT 1 after the acquire narrows the window, does not close it",
+				Expect: ExpectDoubleHolder, Clients: native, Scenario: with(func(s *Scenario) { s.Wait = wait })},
+			Claim{Name: string(k) + "/waitaof", Says: "WAITAOF 1 1 (AOF on) narrows the window, does not close it",
+				Expect: ExpectDoubleHolder, Clients: native, Scenario: with(func(s *Scenario) { s.AOF, s.Wait = true, waitAOF })},
+			Claim{Name: string(k) + "/min-replicas", Says: "min-replicas-to-write 1 narrows the window, does not close it",
+				Expect: ExpectDoubleHolder, Clients: native, Scenario: with(func(s *Scenario) { s.MinReplicas = 1 })},
+			Claim{Name: string(k) + "/wait-give-back", Says: "WAIT 1, giving the lock back when short, narrows the window at the cost of refusals",
+				Expect: ExpectDoubleHolder, Clients: native, Scenario: with(func(s *Scenario) { s.Wait = giveBack })},
+			Claim{Name: string(k) + "/fenced", Says: "a fence rejects the stale holder: its double holders reach no resource",
+				Expect: ExpectStaleStopped, Clients: []string{"fenced"}, Scenario: base},
+		)
+	}
+	return out
 }

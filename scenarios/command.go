@@ -54,6 +54,8 @@ func (s Scenario) Args() []string {
 	}
 	str("topology", string(s.Topology))
 	num("nodes", s.Nodes)
+	num("min-replicas-to-write", s.MinReplicas)
+	dur("min-replicas-max-lag", s.MinReplicasMaxLag)
 	if s.AOF {
 		add("aof", true)
 	}

@@ -50,6 +50,13 @@ type Scenario struct {
 	// Nodes is the number of independent primaries of a redlock topology
 	// (3).
 	Nodes int `json:"nodes,omitempty"`
+	// MinReplicas is every server's min-replicas-to-write (0: off): a
+	// primary refuses writes while fewer replicas than this have
+	// acknowledged within MinReplicasMaxLag (its default, 10 s). The
+	// article's mitigation on the server's side, beside WAIT on the
+	// client's.
+	MinReplicas       int           `json:"min_replicas_to_write,omitempty"`
+	MinReplicasMaxLag time.Duration `json:"-"`
 	// Client is the client kind (see Kinds), or "external:CMD" (native).
 	Client string `json:"client"`
 	// Fenced makes the resource check fences. Kinds that draw fences turn
@@ -214,6 +221,12 @@ func (s Scenario) Validate() error {
 	if err := s.validateRedlock(); err != nil {
 		return err
 	}
+	if s.MinReplicas < 0 || s.MinReplicasMaxLag < 0 || s.MinReplicasMaxLag%time.Second != 0 {
+		return fmt.Errorf("min-replicas-to-write %d, min-replicas-max-lag %s: want a count and whole seconds", s.MinReplicas, s.MinReplicasMaxLag)
+	}
+	if s.MinReplicas > 0 && (s.Topology == topology.Standalone || s.Topology == topology.Redlock) {
+		return fmt.Errorf("min-replicas-to-write %d on a %s topology refuses every write: choose a topology with replicas", s.MinReplicas, s.Topology)
+	}
 	if s.Duration < 0 || s.Clients < 0 || s.Keys < 0 {
 		return errors.New("duration, clients and keys must be positive")
 	}
@@ -260,6 +273,19 @@ func (s Scenario) Validate() error {
 		}
 	}
 	return s.validateUpgrade()
+}
+
+// ServerConfig are the configuration lines every server gets from the
+// scenario's own settings.
+func (s Scenario) ServerConfig() []string {
+	if s.MinReplicas <= 0 {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("min-replicas-to-write %d", s.MinReplicas)}
+	if s.MinReplicasMaxLag > 0 {
+		lines = append(lines, fmt.Sprintf("min-replicas-max-lag %d", s.MinReplicasMaxLag/time.Second))
+	}
+	return lines
 }
 
 // validateRedlock checks the fields of a topology of independent

@@ -23,6 +23,7 @@ type scenarioTimes struct {
 	FenceGap       string `json:"fence_gap,omitempty"`
 	ClockTolerance string `json:"clock_tolerance,omitempty"`
 	CallTimeout    string `json:"call_timeout,omitempty"`
+	MinReplicasLag string `json:"min_replicas_max_lag,omitempty"`
 }
 
 // fields pairs each text with its duration.
@@ -31,7 +32,7 @@ func (t *scenarioTimes) fields(s *Scenario) map[*string]*time.Duration {
 		&t.Duration: &s.Duration, &t.TTL: &s.TTL, &t.WorkMin: &s.WorkMin, &t.WorkMax: &s.WorkMax,
 		&t.ObserveEvery: &s.ObserveEvery, &t.BackoffMin: &s.BackoffMin, &t.BackoffMax: &s.BackoffMax,
 		&t.WriteGap: &s.WriteGap, &t.FenceGap: &s.FenceGap, &t.ClockTolerance: &s.ClockTolerance,
-		&t.CallTimeout: &s.CallTimeout,
+		&t.CallTimeout: &s.CallTimeout, &t.MinReplicasLag: &s.MinReplicasMaxLag,
 	}
 }
 

@@ -15,13 +15,13 @@ import (
 // command that runs something else.
 func TestScenarioArgs(t *testing.T) {
 	cases := []scenarios.Scenario{scenarios.RedlockMutantScenario()}
-	for _, c := range scenarios.RedlockClaims() {
+	for _, c := range append(scenarios.RedlockClaims(), scenarios.MitigationClaims()...) {
 		cases = append(cases, c.Scenario)
 	}
 	for i, s := range cases {
 		s.Server, s.Client, s.Seed = "valkey-9.1", "redlock", int64(i+1)
 		if s.Topology != "redlock" {
-			s.Client = "fenced"
+			s.Client = "native"
 		}
 		fs := flag.NewFlagSet("run", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)

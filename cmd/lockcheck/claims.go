@@ -26,8 +26,9 @@ func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	runs := fs.Int("runs", 20, "seeded runs per claim and client (seeds 1..runs)")
 	parallel := fs.Int("parallel", 3, "runs at once, each on a topology of its own")
 	server := fs.String("server", "valkey-9.1", "server build of every node")
+	table := fs.String("table", reports.TableClaims, "claims: Redlock's claims on independent primaries and its mutants; mitigations: the failover race under each mitigation on Sentinel and cluster")
 	only := fs.String("only", "", "comma-separated claim or mutant names to run (default: every one)")
-	out := fs.String("out", filepath.Join("out", "claims"), "folder for claims.md, claims.json and the histories of the runs worth a look")
+	out := fs.String("out", "", "folder for TABLE.md, TABLE.json and the histories of the runs worth a look (default out/TABLE)")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -38,6 +39,16 @@ func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "--runs %d, --parallel %d: want positive values", *runs, *parallel)
 	}
 	claims, mutants := scenarios.RedlockClaims(), scenarios.RedlockMutants
+	switch *table {
+	case reports.TableClaims:
+	case reports.TableMitigations:
+		claims, mutants = scenarios.MitigationClaims(), nil
+	default:
+		return fail(stderr, "--table %q: choose %s or %s", *table, reports.TableClaims, reports.TableMitigations)
+	}
+	if *out == "" {
+		*out = filepath.Join("out", *table)
+	}
 	if *only != "" {
 		var names []string
 		for _, c := range claims {
@@ -66,12 +77,16 @@ func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	fmt.Fprintf(stderr, "claims: %d claim(s), %d mutant(s), %d seeds each on %s -> %s\n", len(claims), len(mutants), *runs, b.Name, *out)
-	m := harness.Claims{Build: b, Sources: sources, Claims: claims, Mutants: mutants, Runs: *runs, Parallel: *parallel, Out: *out, Log: stderr}
+	fmt.Fprintf(stderr, "claims: %s table, %d row(s), %d mutant(s), %d seeds each on %s -> %s\n", *table, len(claims), len(mutants), *runs, b.Name, *out)
+	m := harness.Claims{Table: *table, Build: b, Sources: sources, Claims: claims, Mutants: mutants, Runs: *runs, Parallel: *parallel, Out: *out, Log: stderr}
 	c, err := m.Measure(ctx, eng)
 	if c != nil {
-		reports.ClaimsMarkdown(stdout, c)
-		fmt.Fprintf(stderr, "claims: %s written after %s\n", filepath.Join(*out, "claims.md"), c.Elapsed)
+		if c.Table == reports.TableMitigations {
+			reports.MitigationsMarkdown(stdout, c)
+		} else {
+			reports.ClaimsMarkdown(stdout, c)
+		}
+		fmt.Fprintf(stderr, "claims: %s written after %s\n", filepath.Join(*out, *table+".md"), c.Elapsed)
 	}
 	if err != nil {
 		return fail(stderr, "%v", err)

@@ -45,6 +45,8 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.AOF, "aof", false, "turn on appendonly with appendfsync always (a killed node keeps its data)")
 	fs.StringVar(&f.fsync, "fsync", "", "appendfsync policy with --aof: always (default), everysec or no; what a node's power loss (crash-restart) keeps")
 	fs.IntVar(&s.Nodes, "nodes", 0, "independent primaries of a redlock topology (default 3)")
+	fs.IntVar(&s.MinReplicas, "min-replicas-to-write", 0, "every server's min-replicas-to-write: a primary refuses writes while fewer replicas acknowledged within --min-replicas-max-lag (0: off)")
+	fs.DurationVar(&s.MinReplicasMaxLag, "min-replicas-max-lag", 0, "every server's min-replicas-max-lag, whole seconds (default the server's, 10s)")
 	fs.StringVar(&s.Client, "client", d.Client, "lock client: "+strings.Join(lockclient.Kinds(), ", ")+", or external:CMD")
 	fs.BoolVar(&s.Fenced, "fenced", false, "the external adapter draws fences: the resource checks them")
 	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(fault.Names(), ", "))
