@@ -37,9 +37,9 @@ const (
 type ClaimRow struct {
 	Claim    string `json:"claim"`
 	Topology string `json:"topology"`
-	Says   string `json:"says"`
-	Expect string `json:"expect"`
-	Client string `json:"client"`
+	Says     string `json:"says"`
+	Expect   string `json:"expect"`
+	Client   string `json:"client"`
 	// Command runs one seed of the row (add --seed N).
 	Command string `json:"command"`
 	// Runs counts the runs made and checked; Errors those that were not.
@@ -90,12 +90,12 @@ type ClaimRun struct {
 	Overlap     Millis `json:"overlap_ms,omitempty"`
 	// Acquires, Refused and GivenBack count the run's acquires as
 	// ClaimRow does.
-	Acquires  int `json:"acquires"`
-	Refused   int `json:"refused"`
-	GivenBack int `json:"given_back"`
-	Ops         int    `json:"ops"`
-	Elapsed     Millis `json:"elapsed_ms"`
-	Error       string `json:"error,omitempty"`
+	Acquires  int    `json:"acquires"`
+	Refused   int    `json:"refused"`
+	GivenBack int    `json:"given_back"`
+	Ops       int    `json:"ops"`
+	Elapsed   Millis `json:"elapsed_ms"`
+	Error     string `json:"error,omitempty"`
 	// History is the saved history of a run with a double holder, a stale
 	// write or an error.
 	History string `json:"history,omitempty"`

@@ -73,7 +73,7 @@ func RedlockClaims() []Claim {
 		{Name: "no-fault", Says: "Redlock with every node up and no client paused is safe",
 			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario("", false, "")},
 		{Name: "default-gate", Says: "the default gate (stalls, pauses inside lock calls) finds no broken promise of a correct Redlock",
-			Expect: ExpectGateMet,
+			Expect:  ExpectGateMet,
 			Clients: RedlockClients, Scenario: Scenario{Topology: topology.Redlock, TTL: 500 * time.Millisecond, Duration: 12 * time.Second}},
 		{Name: "kill-node", Says: "Redlock answers the single point of failure: one node killed (and back with its AOF) is safe",
 			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.KillNode.Name(), true, topology.FsyncEverysec)},
