@@ -192,12 +192,7 @@ func WriteClaims(dir string, c *Claims) error {
 // resource, and what the mitigation cost in acquires refused or given
 // back.
 func MitigationsMarkdown(w io.Writer, c *Claims) {
-	state := "complete"
-	if !c.Complete {
-		state = "interrupted: partial figures"
-	}
-	fmt.Fprintf(w, "%s %s, kill-primary, seeds 1..%d per row, measured %s in %s (%s); %s.\n\n",
-		c.Server, c.Version, c.Runs, c.Started.UTC().Format("2006-01-02 15:04 UTC"), c.Elapsed, c.Machine, state)
+	claimsHeading(w, c, "kill-primary, ")
 	fmt.Fprintln(w, "| topology | mitigation | client | runs | with a double holder | median time from the kill to it | median overlap | stale write reached the resource | acquires refused or given back |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, r := range c.Rows {
@@ -209,10 +204,31 @@ func MitigationsMarkdown(w io.Writer, c *Claims) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", r.Topology, name, r.Client, runsCell(r),
 			share(r.DoubleHolder, r.Runs), medianMillis(r.FirstDoubleMs), medianMillis(r.OverlapMs), r.StaleReached, cost)
 	}
+	commands(w, c.Rows)
+}
+
+// claimsHeading is a table's first line: the build, the seeds, when, how
+// long, on what machine, and whether it is complete.
+func claimsHeading(w io.Writer, c *Claims, what string) {
+	state := "complete"
+	if !c.Complete {
+		state = "interrupted: partial figures"
+	}
+	fmt.Fprintf(w, "%s %s, %sseeds 1..%d per row, measured %s in %s (%s); %s.\n\n",
+		c.Server, c.Version, what, c.Runs, c.Started.UTC().Format("2006-01-02 15:04 UTC"), c.Elapsed, c.Machine, state)
+}
+
+// commands lists what each row says and the command that runs one seed
+// of it, once per row name.
+func commands(w io.Writer, rows []ClaimRow) {
 	fmt.Fprintln(w, "\nWhat each row says, and the command that runs one seed of it (add --seed N):")
 	fmt.Fprintln(w)
-	for _, r := range c.Rows {
-		fmt.Fprintf(w, "- **%s**: %s. `%s`\n", r.Claim, r.Says, r.Command)
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if !seen[r.Claim] {
+			seen[r.Claim] = true
+			fmt.Fprintf(w, "- **%s**: %s. `%s`\n", r.Claim, r.Says, r.Command)
+		}
 	}
 }
 
@@ -227,12 +243,7 @@ func share(n, runs int) string {
 // ClaimsMarkdown renders the claims table, the mutants' table and the
 // commands.
 func ClaimsMarkdown(w io.Writer, c *Claims) {
-	state := "complete"
-	if !c.Complete {
-		state = "interrupted: partial figures"
-	}
-	fmt.Fprintf(w, "%s %s, seeds 1..%d per row, measured %s in %s (%s); %s.\n\n",
-		c.Server, c.Version, c.Runs, c.Started.UTC().Format("2006-01-02 15:04 UTC"), c.Elapsed, c.Machine, state)
+	claimsHeading(w, c, "")
 	fmt.Fprintln(w, "| claim | client | expected | runs | double holder | median time to it | stale write reached the resource | stale write stopped by the fence | safe | lock-correct | as expected |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range c.Rows {
@@ -247,16 +258,7 @@ func ClaimsMarkdown(w io.Writer, c *Claims) {
 			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d |\n", r.Client, runsCell(r), r.Runs-r.GateMet, r.DoubleHolder, r.LateGrant, r.StaleReached)
 		}
 	}
-	fmt.Fprintln(w, "\nWhat each claim says, and the command that runs one seed of it (add --seed N):")
-	fmt.Fprintln(w)
-	seen := map[string]bool{}
-	for _, r := range append(append([]ClaimRow{}, c.Rows...), c.Mutants...) {
-		if seen[r.Claim] {
-			continue
-		}
-		seen[r.Claim] = true
-		fmt.Fprintf(w, "- **%s**: %s. `%s`\n", r.Claim, r.Says, r.Command)
-	}
+	commands(w, append(slices.Clone(c.Rows), c.Mutants...))
 }
 
 func runsCell(r ClaimRow) string {
