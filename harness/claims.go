@@ -60,7 +60,7 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 	if c.Table == "" {
 		c.Table = reports.TableClaims
 	}
-	out := &reports.Claims{Table: c.Table, Server: c.Build.Name, Version: c.Build.Version, Runs: c.Runs, Started: begin}
+	out := &reports.Claims{Table: c.Table, Server: c.Build.Name, Runs: c.Runs, Started: begin}
 	var rows, mutants []*reports.ClaimRow
 	var jobs []claimJob
 	add := func(row *reports.ClaimRow, s scenarios.Scenario, mutant bool) {
@@ -116,6 +116,9 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 					return // interrupted: a run cut short is not a figure
 				}
 				mu.Lock()
+				if out.Version == "" {
+					out.Version = r.Version
+				}
 				j.row.Add(r)
 				n++
 				fmt.Fprintf(c.Log, "[%d/%d] %s\n", n, len(jobs), r.Line())
@@ -150,6 +153,7 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, j claimJob) (r
 			r.Error = terr.Error()
 		}
 	}()
+	r.Version = t.Version
 	stderr := filepath.Join(c.Out, "adapters")
 	if err := os.MkdirAll(stderr, 0o755); err != nil {
 		r.Error = err.Error()

@@ -73,7 +73,9 @@ type ClaimRow struct {
 
 // ClaimRun is one seeded run.
 type ClaimRun struct {
-	Claim          string `json:"claim"`
+	Claim string `json:"claim"`
+	// Version is what the servers reported.
+	Version        string `json:"version,omitempty"`
 	Client         string `json:"client"`
 	Seed           int64  `json:"seed"`
 	Verdict        string `json:"verdict,omitempty"`

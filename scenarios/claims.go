@@ -49,12 +49,15 @@ var RedlockClients = []string{"redlock", "redsync"}
 
 // redlockFaultScenario is a quiet workload (no stalls, no pauses inside
 // lock calls, so a finding is the fault's) on three independent primaries
-// with one Redlock fault. The lease (5 s) outlasts a node's restart (about
-// 1.5 s here), so a crashed node is back while the lock it lost is still
-// believed held; contenders retry within 50 ms, so one is there when it
-// is; 12 s hold one fault (each strikes 3-5.5 s in).
+// with one Redlock fault. Every hold works its whole lease (10 s, extends
+// every 3.3 s), so a node back from a restart (2-3 s on a loaded machine)
+// finds the holder still working, and only its next extend can tell it
+// the lock is lost; contenders retry within 50 ms, so one is there when
+// the node is back; 20 s hold one fault (each strikes 3-5.5 s in) and
+// what comes of it.
 func redlockFaultScenario(f string, aof bool, fsync topology.Fsync) Scenario {
-	s := Scenario{Topology: topology.Redlock, TTL: 5 * time.Second, Duration: 12 * time.Second,
+	ttl := 10 * time.Second
+	s := Scenario{Topology: topology.Redlock, TTL: ttl, WorkMin: ttl, WorkMax: ttl, Duration: 20 * time.Second,
 		BackoffMax: 50 * time.Millisecond, AOF: aof, Fsync: fsync}.Quiet()
 	if f != "" {
 		s.Faults = []string{f}
@@ -62,16 +65,23 @@ func redlockFaultScenario(f string, aof bool, fsync topology.Fsync) Scenario {
 	return s
 }
 
+// redlockPauseScenario freezes one holder for 2 TTL (pause-client) in a
+// quiet workload: a 5 s lease, and 20 s for the holder to wake and write.
+func redlockPauseScenario() Scenario {
+	return Scenario{Topology: topology.Redlock, TTL: 5 * time.Second, Duration: 20 * time.Second,
+		BackoffMax: 50 * time.Millisecond, Faults: []string{fault.PauseClient.Name()}}.Quiet()
+}
+
 // RedlockClaims lists the claims, in the article's order.
 func RedlockClaims() []Claim {
-	// the pause is 2 TTL: the run lasts until the holder has woken
-	pause := redlockFaultScenario(fault.PauseClient.Name(), false, "")
-	pause.Duration = 20 * time.Second
+	pause := redlockPauseScenario()
 	fencedPause := pause
+	quiet := redlockFaultScenario("", false, "")
+	quiet.Duration = 12 * time.Second
 	fencedPause.Topology = topology.Standalone
 	return []Claim{
 		{Name: "no-fault", Says: "Redlock with every node up and no client paused is safe",
-			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario("", false, "")},
+			Expect: ExpectSafe, Clients: RedlockClients, Scenario: quiet},
 		{Name: "default-gate", Says: "the default gate (stalls, pauses inside lock calls) finds no broken promise of a correct Redlock",
 			Expect:  ExpectGateMet,
 			Clients: RedlockClients, Scenario: Scenario{Topology: topology.Redlock, TTL: 500 * time.Millisecond, Duration: 12 * time.Second}},
@@ -79,8 +89,6 @@ func RedlockClaims() []Claim {
 			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.KillNode.Name(), true, topology.FsyncEverysec)},
 		{Name: "crash-restart-no-aof", Says: "a node that restarts at once without its data breaks Redlock",
 			Expect: ExpectDoubleHolder, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.CrashRestart.Name(), false, "")},
-		{Name: "crash-restart-everysec", Says: "fsync everysec loses a lock in a power loss: a restart at once breaks Redlock",
-			Expect: ExpectDoubleHolder, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.CrashRestart.Name(), true, topology.FsyncEverysec)},
 		{Name: "crash-restart-always", Says: "fsync on every write keeps Redlock safe through a power loss",
 			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.CrashRestart.Name(), true, topology.FsyncAlways)},
 		{Name: "crash-restart-late", Says: "a crashed node kept out of service for longer than the TTL keeps Redlock safe without fsync",
