@@ -40,7 +40,9 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 	}
 	sum.end = max(sum.end, h.End())
 	p := checkPart(ctx, h, opts, sum, wholeSet(h))
-	return p.result(opts, sum), nil
+	res := p.result(opts, sum)
+	explainAll(res, h.Faults)
+	return res, nil
 }
 
 // ready fills the options' defaults.

@@ -129,6 +129,7 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 	if err := resolveRefs(path, res); err != nil {
 		return nil, nil, fmt.Errorf("check history: %w", err)
 	}
+	explainAll(res, head.Faults)
 	return res, head, nil
 }
 

@@ -119,6 +119,10 @@ type Finding struct {
 	Faults []history.Fault `json:"faults,omitempty"`
 	// Allowed findings are reported but do not fail the check.
 	Allowed bool `json:"allowed,omitempty"`
+	// Explanation is the finding in a few sentences (Explain): who held
+	// or wrote, from which replies, which fault windows came between,
+	// and which rule a correct lock would have kept.
+	Explanation string `json:"explanation,omitempty"`
 }
 
 // Check is the outcome of one named check.

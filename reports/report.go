@@ -76,6 +76,7 @@ td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: left; vertical-al
 tr.fail td.status { color: #d62728; font-weight: bold; } tr.unknown td.status { color: #9467bd; font-weight: bold; }
 tr.allowed td.status { color: #b8860b; } tr.pass td.status { color: #2ca02c; }
 .caption { color: #555; margin: 0; }
+.why { color: #444; }
 section.key { margin-bottom: 1.2em; }
 .legend span { display: inline-block; margin-right: 1em; }
 .legend i { display: inline-block; width: 14px; height: 10px; margin-right: 4px; vertical-align: middle; }
@@ -101,7 +102,7 @@ section.key { margin-bottom: 1.2em; }
 <h2>Findings</h2>
 {{range .Res.Checks}}{{if .Findings}}<details{{if eq .Status "fail"}} open{{end}}>
 <summary>{{.Name}}: {{.Count}}{{if .Truncated}} (first {{len .Findings}} listed){{end}}</summary>
-<ul>{{range .Findings}}<li>{{if .Allowed}}[allowed] {{end}}{{.Summary}} ({{secs .Start}} to {{secs .End}}){{range .Faults}} — during {{.Name}}{{if .Target}} on {{.Target}}{{end}}{{if .Detail}} ({{.Detail}}){{end}}{{end}}</li>
+<ul>{{range .Findings}}<li>{{if .Allowed}}[allowed] {{end}}{{.Summary}} ({{secs .Start}} to {{secs .End}}){{range .Faults}} — during {{.Name}}{{if .Target}} on {{.Target}}{{end}}{{if .Detail}} ({{.Detail}}){{end}}{{end}}{{if .Explanation}}<br><span class="why">{{.Explanation}}</span>{{end}}</li>
 {{end}}</ul>
 </details>
 {{end}}{{else}}<p>None.</p>{{end}}

@@ -154,6 +154,16 @@ func TestWriteReportFiles(t *testing.T) {
 	if !strings.Contains(string(page), `href="linearizability.html"`) {
 		t.Error("report does not link porcupine's page")
 	}
+	// the double holder explained, on the page and on the terminal
+	why := "Worker 1 held lock:{k1} from 0.00 s (its acquire&#39;s OK)"
+	if !strings.Contains(string(page), `<span class="why">`) || !strings.Contains(string(page), why) {
+		t.Errorf("report.html does not explain the double holder (%q)", why)
+	}
+	var term bytes.Buffer
+	WriteVerdict(&term, NewRunResult(h, res, nil), dir)
+	if !strings.Contains(term.String(), "why double_holder: Worker 1 held lock:{k1} from 0.00 s") {
+		t.Errorf("the terminal explains no failing check:\n%s", term.String())
+	}
 	lin, err := os.ReadFile(filepath.Join(dir, "linearizability.html"))
 	if err != nil {
 		t.Fatal(err)

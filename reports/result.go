@@ -96,6 +96,9 @@ func findingsText(c checker.Check) string {
 	var out string
 	for _, f := range c.Findings {
 		out += f.Summary + "\n"
+		if f.Explanation != "" {
+			out += "  " + f.Explanation + "\n"
+		}
 	}
 	return out
 }

@@ -19,6 +19,16 @@ func WriteVerdict(w io.Writer, rr RunResult, dir string) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.Name, c.Status, c.Count, c.Summary)
 	}
 	tw.Flush()
+	for _, c := range rr.Checks {
+		if c.Status == checker.Fail {
+			for _, f := range c.Findings {
+				if !f.Allowed && f.Explanation != "" {
+					fmt.Fprintf(w, "why %s: %s\n", c.Name, f.Explanation)
+					break
+				}
+			}
+		}
+	}
 	for _, n := range rr.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
