@@ -195,7 +195,7 @@ func WriteClaims(dir string, c *Claims) error {
 // back.
 func MitigationsMarkdown(w io.Writer, c *Claims) {
 	claimsHeading(w, c, "kill-primary, ")
-	fmt.Fprintln(w, "| topology | mitigation | client | runs | with a double holder | median time from the kill to it | median overlap | stale write reached the resource | acquires refused or given back |")
+	fmt.Fprintln(w, "| topology | mitigation | client | runs | with a double holder | median time from the fault's start to it | median overlap | stale write reached the resource | acquires refused or given back |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, r := range c.Rows {
 		_, name, _ := strings.Cut(r.Claim, "/")
