@@ -12,7 +12,8 @@ import (
 )
 
 // TestSavedHistories replays testdata/histories: each NAME.VERDICT.json
-// must get VERDICT, with NAME.options.json as options when present.
+// must get VERDICT, with NAME.options.json as options when present, else
+// the options a recorded run is checked with (OptionsFor).
 func TestSavedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	if err != nil {
@@ -31,7 +32,7 @@ func TestSavedHistories(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var opts Options
+			opts := OptionsFor(h)
 			if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), name+".options.json")); err == nil {
 				if err := json.Unmarshal(b, &opts); err != nil {
 					t.Fatalf("options: %v", err)

@@ -68,12 +68,17 @@ var _ = Describe("Redlock under one node's clock jump, scripted", func() {
 			s := script(ctx, topology.Redlock, topology.Options{}, []string{"redlock", "redlock"}, nil)
 			a := bareMajority(ctx, s)
 			n0 := s.Topo.Node("n0")
+			window := -1
 			if jump {
+				window = s.Rec.FaultStart("clock-jump-node", "n0", "+2 TTL")
 				Expect(n0.SetClockOffset(ctx, 2*redlockTTL)).To(Succeed())
 				DeferCleanup(func(ctx SpecContext) { Expect(n0.SetClockOffset(ctx, 0)).To(Succeed()) })
 				Expect(s.AwaitGone(ctx, key, 10*time.Second)).To(Succeed(), "n0 let the key go by its clock")
 			}
 			b := s.Acquire(ctx, 1, key, redlockTTL)
+			if jump {
+				s.Rec.FaultEnd(window)
+			}
 			if !jump {
 				Expect(b.Outcome).To(Equal(history.Fail), "worker 1 finds n0 and n2 taken: %+v", b)
 				redlockVerdict(ctx, s, false)
@@ -103,7 +108,9 @@ var _ = Describe("Redlock through a node's crash and immediate restart, scripted
 			s := script(ctx, topology.Redlock, opts, []string{"redlock", "redlock"}, nil)
 			a := bareMajority(ctx, s)
 			n0 := s.Topo.Node("n0")
+			w := s.Rec.FaultStart("crash-restart", "n0", "power loss, back at once")
 			Expect(n0.Crash(ctx, 0, true)).To(Succeed())
+			s.Rec.FaultEnd(w)
 			v, err := n0.Do(ctx, "EXISTS", key)
 			Expect(err).NotTo(HaveOccurred())
 			b := s.Acquire(ctx, 1, key, redlockTTL)
