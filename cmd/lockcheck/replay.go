@@ -9,8 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/topology"
 )
 
 // runReplay runs a run folder's scenario again, from its scenario.json
@@ -18,11 +22,12 @@ import (
 // as planned the first time.
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
-	out := fs.String("out", "", "folder for the replay's files (default DIR-replay-<time>)")
+	out := fs.String("out", "", "folder for the replay's files (default DIR-replay-<time>; with --count, one subfolder per replay)")
+	count := fs.Int("count", 1, "replay N times as a known-bad target: each replay must reach the run's verdict with the same kinds of failing findings; exit 0 when all did, 1 when one did not")
 	var sf sourceFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: lockcheck replay [flags] DIR\n\nRuns DIR/scenario.json again (same builds, topology, client, workload, seed and fault schedule) into a new folder. Exit codes as for lockcheck run.")
+		fmt.Fprintln(fs.Output(), "usage: lockcheck replay [flags] DIR\n\nRuns DIR/scenario.json again (same builds, topology, client, workload, seed and fault schedule) into a new folder. Exit codes as for lockcheck run; with --count N, 0 when every replay reproduced DIR's verdict and failing finding kinds, 1 when one did not.")
 		fs.PrintDefaults()
 	}
 	if ok, code := parse(fs, args, stderr); !ok {
@@ -30,6 +35,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if fs.NArg() != 1 {
 		return fail(stderr, "replay wants one run folder, got %d arguments: lockcheck replay DIR", fs.NArg())
+	}
+	if *count < 1 {
+		return fail(stderr, "--count %d: want at least 1", *count)
 	}
 	dir := fs.Arg(0)
 	f, err := scenarios.LoadRunFile(filepath.Join(dir, scenarios.RunFileName))
@@ -56,7 +64,67 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *out == "" {
 		*out = fmt.Sprintf("%s-replay-%s", filepath.Clean(dir), time.Now().Format("20060102-150405"))
 	}
-	return execute(ctx, s, src, *out, gate{}, stdout, stderr)
+	if *count == 1 {
+		return execute(ctx, s, src, *out, gate{}, stdout, stderr)
+	}
+	want, err := reports.LoadRunResult(filepath.Join(dir, "result.json"))
+	if err != nil {
+		return fail(stderr, "%v: --count compares each replay with the run's result.json", err)
+	}
+	return replayTarget(ctx, s, src, *out, *count, want, stdout, stderr)
+}
+
+// replayTarget replays s count times, each into a subfolder of out, and
+// says how many reproduced want: the same verdict and the same kinds of
+// failing findings. A case kept as a known-bad target (a regression case)
+// must reproduce every time.
+func replayTarget(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, count int, want reports.RunResult, stdout, stderr io.Writer) int {
+	eng, err := topology.Connect(ctx, nil)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer eng.Close()
+	wantKinds := failingKinds(want.Checks)
+	fmt.Fprintf(stderr, "replay %d times, each must reach %s with %s\n", count, want.Verdict, orNone(wantKinds))
+	same := 0
+	for i := 1; i <= count; i++ {
+		o, err := harness.Execute(ctx, eng, s, harness.Options{Out: filepath.Join(out, fmt.Sprint(i)), Sources: src, Log: io.Discard})
+		if err != nil {
+			return fail(stderr, "replay %d: %v", i, err)
+		}
+		if o.Interrupted {
+			return fail(stderr, "replay %d interrupted: %d of %d reproduced so far", i, same, i-1)
+		}
+		got := failingKinds(o.Check.Checks)
+		ok := o.Check.Verdict == want.Verdict && slices.Equal(got, wantKinds)
+		if ok {
+			same++
+		}
+		fmt.Fprintf(stdout, "[%d/%d] %s with %s: %s\n", i, count, o.Check.Verdict, orNone(got), map[bool]string{true: "reproduced", false: "NOT reproduced"}[ok])
+	}
+	fmt.Fprintf(stdout, "reproduced %d of %d\n", same, count)
+	if same < count {
+		return 1
+	}
+	return 0
+}
+
+// failingKinds are the kinds of the failing findings of checks, sorted,
+// each once.
+func failingKinds(checks checker.Checks) []string {
+	var out []string
+	for _, c := range checks {
+		if c.Status != checker.Fail {
+			continue
+		}
+		for _, f := range c.Findings {
+			if k := string(f.Kind); !f.Allowed && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // events lists a schedule in one line.
