@@ -136,9 +136,10 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 		lostIncrements(h, k, faults, &o.resource, cc)
 		noExpiry(h, k, faults, &o.ttl)
 		wrongLease(h, k, loss, tol, faults, &o.ttl)
-		stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, opts.Majority, faults, &o.ttl, cc)
 		if opts.Majority {
 			lateGrants(h, k, tol, faults, &o.ttl)
+		} else {
+			stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, faults, &o.ttl, cc)
 		}
 		lostLocks(h, k, faults, &o.lost)
 		rejectedCommands(h, k, faults, &o.rejected)

@@ -29,7 +29,9 @@ func TestExplainEveryKind(t *testing.T) {
 		{kind: KindIllegalLock, ops: []history.Op{acq(1, "a1", ok, 0, 1), acq(2, "b1", ok, 300, 301)},
 			facts: []string{"No one order of the lock operations on lock:{a}", "worker 1's acquire got OK at 0.00 s"}},
 		{kind: KindLostIncrement, ops: []history.Op{incr(1, 0, ok, 10, 20), incr(2, 0, ok, 12, 22)},
-			facts: []string{"Worker 1 read the counter at 0 and wrote 1", "worker 2 read 0 and wrote 1", "one increment was lost"}},
+			facts: []string{"Worker 1 read the counter at 0 and wrote 1", "worker 2 read 0 and wrote 1", "both read the same value", "an increment was lost"}},
+		{kind: KindLostIncrement, ops: []history.Op{incr(1, 5, ok, 10, 20), incr(2, 3, ok, 30, 40)},
+			facts: []string{"worker 2 read a value older than worker 1 had written"}},
 		{kind: KindNoExpiry, ops: []history.Op{ttl(acq(1, "a1", ok, 0, 1), 0)},
 			facts: []string{"Worker 1's acquire got OK at 0.00 s and sent no lease"}},
 		{kind: KindStuck, ops: []history.Op{acq(1, "a1", ok, 0, 1), rel(1, "a1", ok, 100, 101), acq(2, "", fail, 200, 201), acq(3, "", fail, 1150, 1151)},
@@ -81,7 +83,7 @@ func TestExplainEveryKind(t *testing.T) {
 	// history reaches, from their findings
 	for _, k := range []FindingKind{KindTimeout, KindUndecided} {
 		f := &Finding{Kind: k, Key: "lock:{a}", Start: 1e9, End: 2e9, Summary: "porcupine ran out of time"}
-		if e := Explain(f, []history.Fault{kill}); !strings.Contains(e, "could not decide the operations on lock:{a} between 1.00 s and 2.00 s") || !strings.Contains(e, "Not a failure") {
+		if e := Explain(f, []history.Fault{kill}, ""); !strings.Contains(e, "could not decide the operations on lock:{a} between 1.00 s and 2.00 s") || !strings.Contains(e, "Not a failure") {
 			t.Errorf("%s: %s", k, e)
 		}
 		seen[k] = true

@@ -81,7 +81,7 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 		return nil, nil, fmt.Errorf("check history: history has no operations: nothing was recorded")
 	}
 	sum.end = max(sum.end, head.End())
-	opts := optionsFor(head.Meta.Fenced || drawsFences)
+	opts := optionsFor(head.Meta.Fenced || drawsFences, head.Meta.Topology)
 	if adjust != nil {
 		adjust(&opts)
 	}

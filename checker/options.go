@@ -68,8 +68,9 @@ type Options struct {
 	// (Redlock; OptionsFor sets it for a redlock topology). Its lock is
 	// no one register, so linearizability is skipped; its own validity
 	// check decides whether a grant is a hold, so an OK returned after
-	// the lease it asked for is a finding (late_grant); and a failed
-	// acquire may have left its token on some nodes until its TTL ends.
+	// the lease it asked for is a finding (late_grant); and a refused
+	// acquire is no sign that the key is held (contenders that split the
+	// nodes are all refused), so no key is judged stuck.
 	Majority bool `json:"majority,omitempty"`
 
 	// failingPictureOnly: a picture of passing partitions is drawn
@@ -84,24 +85,24 @@ type Options struct {
 // under faults, the article's failover race, and its fence must stop the
 // stale holder; a client that draws none may not see any.
 func OptionsFor(h *history.History) Options {
-	o := optionsFor(h.Meta.Fenced || acquiresDrawFences(h))
-	if h.Meta.Topology == redlockTopology {
-		o.Majority = true
-		o.Skip = append(o.Skip, Linearizability)
-	}
-	return o
+	return optionsFor(h.Meta.Fenced || acquiresDrawFences(h), h.Meta.Topology)
 }
 
 // redlockTopology is the topology kind of independent primaries, as a
 // history's meta names it.
 const redlockTopology = "redlock"
 
-func optionsFor(fenced bool) Options {
-	if !fenced {
-		return Options{}
+func optionsFor(fenced bool, topology string) Options {
+	var o Options
+	if fenced {
+		o = Options{AllowDoubleHolders: true,
+			AllowedBecause: "the client draws fences: two holders under a fault are allowed, and the fence check must stop the stale one"}
 	}
-	return Options{AllowDoubleHolders: true,
-		AllowedBecause: "the client draws fences: two holders under a fault are allowed, and the fence check must stop the stale one"}
+	if topology == redlockTopology {
+		o.Majority = true
+		o.Skip = append(o.Skip, Linearizability)
+	}
+	return o
 }
 
 // acquiresDrawFences says whether an acquire returned a fence: how a

@@ -57,10 +57,8 @@ func lateGrants(h *history.History, k *keyOps, tol int64, faults faultIndex, out
 // assumed to have taken effect before the harness gave up on it. Instants
 // in a loss window (or within the longest lease after one) are not judged:
 // a failover or clock fault may keep a rolled-back lease. One finding per
-// stretch, until the key is acquired again. With failedSets (a Redlock
-// client) a failed acquire counts too: it may have set its token on a
-// minority of nodes that its give-back did not reach.
-func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, failedSets bool, faults faultIndex, out *findings, cc *chunkCtx) {
+// stretch, until the key is acquired again.
+func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults faultIndex, out *findings, cc *chunkCtx) {
 	sc := &cc.carry.stuck
 	n := len(k.ops)
 	calls := make([]int64, n)
@@ -72,7 +70,7 @@ func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, failed
 	for j, i := range k.ops {
 		op := &h.Ops[i]
 		calls[j] = op.Call
-		if (op.Kind == history.Acquire || op.Kind == history.Extend) && (op.Outcome != history.Fail || failedSets && op.Kind == history.Acquire) {
+		if (op.Kind == history.Acquire || op.Kind == history.Extend) && op.Outcome != history.Fail {
 			if op.TTLms <= 0 {
 				run = never
 			} else {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -210,28 +212,33 @@ func rejectedWrites(h *history.History) int {
 }
 
 // firstDouble is the time from the first fault's start to the first
-// double holder, and how long that one lasted; 0 when either is missing.
+// double holder that began after it, and how long that one lasted, in
+// whole milliseconds rounded up (so a found one is never 0); 0 when
+// either is missing.
 func firstDouble(h *history.History, r *checker.Result) (to, overlap reports.Millis) {
 	ch, ok := r.Checks.Find(checker.DoubleHolder)
 	if !ok || len(h.Faults) == 0 {
 		return 0, 0
 	}
+	from := h.Faults[0].Start
 	var first *checker.Finding
 	for i := range ch.Findings {
-		if f := &ch.Findings[i]; f.Kind == checker.KindDoubleHolder && (first == nil || f.Start < first.Start) {
+		if f := &ch.Findings[i]; f.Kind == checker.KindDoubleHolder && f.Start >= from && (first == nil || f.Start < first.Start) {
 			first = f
 		}
 	}
 	if first == nil {
 		return 0, 0
 	}
-	return reports.Millis(max(first.Start-h.Faults[0].Start, 1) / 1e6), reports.Millis(first.OverlapMs)
+	return reports.Millis((first.Start - from + 1e6 - 1) / 1e6), reports.Millis(math.Ceil(first.OverlapMs))
 }
 
-// acquireCosts counts the acquires that took the lock, those an error
-// reply refused (min-replicas-to-write's NOREPLICAS, or another), and
-// those given back at once: a short WAIT's release, recorded as called
-// at the instant the acquire returned (lockclient.Undo).
+// acquireCosts counts the acquires that took the lock, those
+// min-replicas-to-write refused (NOREPLICAS: the error replies of a
+// failover, READONLY and the like, are the fault's, not the
+// mitigation's), and those given back at once: a short WAIT's release,
+// recorded as called at the instant the acquire returned
+// (lockclient.Undo).
 func acquireCosts(h *history.History) (took, refused, givenBack int) {
 	lastAcquire := map[int]*history.Op{}
 	for i := range h.Ops {
@@ -240,7 +247,7 @@ func acquireCosts(h *history.History) (took, refused, givenBack int) {
 		case op.Kind == history.Acquire && op.Outcome == history.OK:
 			took++
 			lastAcquire[op.Worker] = op
-		case op.Kind == history.Acquire && op.Outcome == history.Fail && op.Error != "":
+		case op.Kind == history.Acquire && op.Outcome == history.Fail && strings.HasPrefix(op.Error, "NOREPLICAS"):
 			refused++
 		case op.Kind == history.Release:
 			if a := lastAcquire[op.Worker]; a != nil && a.Token == op.Token && a.Return == op.Call {

@@ -63,8 +63,8 @@ type ClaimRow struct {
 	FirstDoubleMs []Millis `json:"first_double_ms,omitempty"`
 	OverlapMs     []Millis `json:"overlap_ms,omitempty"`
 	// Acquires are the acquires that took the lock (given back or not),
-	// Refused those an error reply refused (NOREPLICAS), GivenBack those
-	// given back at once (a short WAIT), summed over the runs.
+	// Refused those min-replicas-to-write refused (NOREPLICAS), GivenBack
+	// those given back at once (a short WAIT), summed over the runs.
 	Acquires  int        `json:"acquires"`
 	Refused   int        `json:"refused"`
 	GivenBack int        `json:"given_back"`
@@ -98,8 +98,9 @@ type ClaimRun struct {
 	Ops       int    `json:"ops"`
 	Elapsed   Millis `json:"elapsed_ms"`
 	Error     string `json:"error,omitempty"`
-	// History is the saved history of a run with a double holder, a stale
-	// write or an error.
+	// History is the saved history of a run with a double holder or a
+	// stale write that reached the resource, and of a mutant's run that
+	// met the gate (missed).
 	History string `json:"history,omitempty"`
 }
 

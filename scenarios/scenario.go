@@ -41,8 +41,8 @@ type Scenario struct {
 	NodeConfig map[string][]string `json:"node_config,omitempty"`
 	// Topology is standalone, replicated, sentinel or cluster (standalone).
 	Topology topology.Kind `json:"topology"`
-	// AOF runs every server with appendonly and appendfsync always, so a
-	// killed node comes back with its data.
+	// AOF runs every server with appendonly (appendfsync as Fsync says,
+	// always by default), so a killed node comes back with its data.
 	AOF bool `json:"aof,omitempty"`
 	// Fsync is the appendfsync policy with AOF (always): what a node's
 	// power loss keeps (topology.Node.Crash).
@@ -224,8 +224,13 @@ func (s Scenario) Validate() error {
 	if s.MinReplicas < 0 || s.MinReplicasMaxLag < 0 || s.MinReplicasMaxLag%time.Second != 0 {
 		return fmt.Errorf("min-replicas-to-write %d, min-replicas-max-lag %s: want a count and whole seconds", s.MinReplicas, s.MinReplicasMaxLag)
 	}
-	if s.MinReplicas > 0 && (s.Topology == topology.Standalone || s.Topology == topology.Redlock) {
-		return fmt.Errorf("min-replicas-to-write %d on a %s topology refuses every write: choose a topology with replicas", s.MinReplicas, s.Topology)
+	if s.MinReplicasMaxLag > 0 && s.MinReplicas == 0 {
+		return fmt.Errorf("min-replicas-max-lag %s without min-replicas-to-write does nothing: add --min-replicas-to-write", s.MinReplicasMaxLag)
+	}
+	// replicas per primary: a bigger min-replicas-to-write refuses every write
+	perPrimary := map[topology.Kind]int{topology.Replicated: 2, topology.Sentinel: 2, topology.Cluster: 1}[s.Topology]
+	if s.MinReplicas > perPrimary {
+		return fmt.Errorf("min-replicas-to-write %d on a %s topology (%d replicas per primary) refuses every write: choose at most %d", s.MinReplicas, s.Topology, perPrimary, perPrimary)
 	}
 	if s.Duration < 0 || s.Clients < 0 || s.Keys < 0 {
 		return errors.New("duration, clients and keys must be positive")

@@ -29,8 +29,8 @@ const (
 
 // Options tune a topology. The zero value gives the defaults below.
 type Options struct {
-	// AOF turns on appendonly with appendfsync always on every server, so a
-	// killed node comes back with its data.
+	// AOF turns on appendonly on every server (appendfsync as Fsync says),
+	// so a killed node comes back with its data.
 	AOF bool
 	// Fsync is the appendfsync policy with AOF: always (the default),
 	// everysec or no. A node killed by SIGKILL keeps what it wrote either

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,11 +30,19 @@ func (n *Node) Kill(ctx context.Context) error {
 // data, the worst such a loss can do. A lock key is at most a lease old,
 // so for a lease of a second or more, which a crash inside a lease needs
 // to matter, everysec can lose it too.
-func (n *Node) Crash(ctx context.Context, down time.Duration, powerLoss bool) error {
+func (n *Node) Crash(ctx context.Context, down time.Duration, powerLoss bool) (err error) {
+	// the node comes back whatever happens below, also when ctx ends
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	defer func() {
+		if rerr := n.Restart(rctx, n.KeepsData(powerLoss)); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
 	if err := n.Kill(ctx); err != nil {
 		return err
 	}
-	if err := n.waitStopped(ctx); err != nil {
+	if err := n.waitStopped(rctx); err != nil {
 		return fmt.Errorf("crash %s: %w", n.Name, err)
 	}
 	if down > 0 {
@@ -44,10 +53,7 @@ func (n *Node) Crash(ctx context.Context, down time.Duration, powerLoss bool) er
 		}
 		t.Stop()
 	}
-	// the node comes back even when ctx ended while it was down
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	return n.Restart(rctx, n.KeepsData(powerLoss))
+	return nil
 }
 
 // KeepsData says whether the node's data survives a SIGKILL (AOF on) or a

@@ -218,17 +218,23 @@ class Redlock:
 
     def each(self, call):
         """Runs call on every node; counts the OKs and the nodes that did
-        not answer (a timeout, a broken connection)."""
+        not answer (a timeout, a broken connection), and keeps the first
+        error reply, which a refusal then reports."""
         ok = silent = 0
+        self.error = None
         for n in self.nodes:
             try:
                 if call(n)["status"] == "ok":
                     ok += 1
             except (ConnectionError, TimeoutError):
                 silent += 1
-            except RedisError:
-                pass
+            except RedisError as e:
+                self.error = self.error or str(e)
         return ok, silent
+
+    def refused(self):
+        """A refusal, with the first error reply when a node gave one."""
+        return {"status": "fail", "error": self.error} if self.error else {"status": "fail"}
 
     def acquire(self, key, ttl_ms):
         token = secrets.token_hex(20)
@@ -237,8 +243,9 @@ class Redlock:
         validity = ttl_ms - (time.monotonic() - start) * 1000 - (ttl_ms / 100 + 2)
         if ok >= self.quorum and validity > 0:
             return {"status": "ok", "token": token}
+        reply = self.refused()
         self.each(lambda n: n.release(key, token))
-        return {"status": "fail"}
+        return reply
 
     def extend(self, key, token, ttl_ms):
         start = time.monotonic()
@@ -246,13 +253,15 @@ class Redlock:
         validity = ttl_ms - (time.monotonic() - start) * 1000 - (ttl_ms / 100 + 2)
         if ok >= self.quorum and validity > 0:
             return {"status": "ok"}
-        return {"status": "unknown" if ok < self.quorum and ok + silent >= self.quorum else "fail"}
+        if ok < self.quorum and ok + silent >= self.quorum:
+            return {"status": "unknown"}
+        return self.refused()
 
     def release(self, key, token):
         ok, silent = self.each(lambda n: n.release(key, token))
         if ok >= self.quorum:
             return {"status": "ok"}
-        return {"status": "unknown" if ok + silent >= self.quorum else "fail"}
+        return {"status": "unknown"} if ok + silent >= self.quorum else self.refused()
 
 
 class LibraryLock:

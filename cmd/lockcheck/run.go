@@ -42,7 +42,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.Server, "server", "", "server build, e.g. valkey-9.1 (lockcheck images lists them)")
 	fs.Var(&f.nodeBuilds, "node-build", "NODE=BUILD: run one node on another build, e.g. n1=valkey-8.1 (repeatable; a rolling upgrade half way)")
 	fs.StringVar(&f.kind, "topology", string(d.Topology), "standalone, replicated, sentinel, cluster, or redlock (independent primaries)")
-	fs.BoolVar(&s.AOF, "aof", false, "turn on appendonly with appendfsync always (a killed node keeps its data)")
+	fs.BoolVar(&s.AOF, "aof", false, "turn on appendonly (appendfsync as --fsync says, always by default): a killed node keeps its data")
 	fs.StringVar(&f.fsync, "fsync", "", "appendfsync policy with --aof: always (default), everysec or no; what a node's power loss (crash-restart) keeps")
 	fs.IntVar(&s.Nodes, "nodes", 0, "independent primaries of a redlock topology (default 3)")
 	fs.IntVar(&s.MinReplicas, "min-replicas-to-write", 0, "every server's min-replicas-to-write: a primary refuses writes while fewer replicas acknowledged within --min-replicas-max-lag (0: off)")

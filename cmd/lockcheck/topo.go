@@ -22,7 +22,7 @@ type topoFlags struct {
 func (f *topoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.server, "server", "", "server build, e.g. valkey-9.1 (lockcheck images lists them)")
 	fs.StringVar(&f.kind, "topology", "standalone", "standalone, replicated, sentinel, cluster, or redlock (independent primaries)")
-	fs.BoolVar(&f.aof, "aof", false, "turn on appendonly with appendfsync always")
+	fs.BoolVar(&f.aof, "aof", false, "turn on appendonly (appendfsync as --fsync says)")
 	fs.StringVar(&f.fsync, "fsync", "always", "appendfsync policy with --aof: always, everysec or no")
 	fs.IntVar(&f.nodes, "nodes", 0, "independent primaries of a redlock topology (default 3)")
 	f.sourceFlags.register(fs)
