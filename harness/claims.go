@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -233,12 +232,12 @@ func firstDouble(h *history.History, r *checker.Result) (to, overlap reports.Mil
 	return reports.Millis((first.Start - from + 1e6 - 1) / 1e6), reports.Millis(math.Ceil(first.OverlapMs))
 }
 
-// acquireCosts counts the acquires that took the lock, those
-// min-replicas-to-write refused (NOREPLICAS: the error replies of a
-// failover, READONLY and the like, are the fault's, not the
-// mitigation's), and those given back at once: a short WAIT's release,
-// recorded as called at the instant the acquire returned
-// (lockclient.Undo).
+// acquireCosts counts the acquires that took the lock, those an error
+// reply refused (min-replicas-to-write's NOREPLICAS, and in every row the
+// failover's own, READONLY and the like: the row without a mitigation
+// shows how many of those a kill costs by itself), and those given back
+// at once: a short WAIT's release, recorded as called at the instant the
+// acquire returned (lockclient.Undo).
 func acquireCosts(h *history.History) (took, refused, givenBack int) {
 	lastAcquire := map[int]*history.Op{}
 	for i := range h.Ops {
@@ -247,7 +246,7 @@ func acquireCosts(h *history.History) (took, refused, givenBack int) {
 		case op.Kind == history.Acquire && op.Outcome == history.OK:
 			took++
 			lastAcquire[op.Worker] = op
-		case op.Kind == history.Acquire && op.Outcome == history.Fail && strings.HasPrefix(op.Error, "NOREPLICAS"):
+		case op.Kind == history.Acquire && op.Outcome == history.Fail && op.Error != "":
 			refused++
 		case op.Kind == history.Release:
 			if a := lastAcquire[op.Worker]; a != nil && a.Token == op.Token && a.Return == op.Call {

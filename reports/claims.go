@@ -63,8 +63,9 @@ type ClaimRow struct {
 	FirstDoubleMs []Millis `json:"first_double_ms,omitempty"`
 	OverlapMs     []Millis `json:"overlap_ms,omitempty"`
 	// Acquires are the acquires that took the lock (given back or not),
-	// Refused those min-replicas-to-write refused (NOREPLICAS), GivenBack
-	// those given back at once (a short WAIT), summed over the runs.
+	// Refused those an error reply refused (NOREPLICAS, and the
+	// failover's READONLY and the like), GivenBack those given back at
+	// once (a short WAIT), summed over the runs.
 	Acquires  int        `json:"acquires"`
 	Refused   int        `json:"refused"`
 	GivenBack int        `json:"given_back"`
@@ -196,13 +197,13 @@ func WriteClaims(dir string, c *Claims) error {
 // back.
 func MitigationsMarkdown(w io.Writer, c *Claims) {
 	claimsHeading(w, c, "kill-primary, ")
-	fmt.Fprintln(w, "| topology | mitigation | client | runs | with a double holder | median time from the fault's start to it | median overlap | stale write reached the resource | acquires refused or given back |")
+	fmt.Fprintln(w, "| topology | mitigation | client | runs | with a double holder | median time from the fault's start to it | median overlap | stale write reached the resource | acquires refused with an error or given back |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, r := range c.Rows {
 		_, name, _ := strings.Cut(r.Claim, "/")
 		cost := "-"
 		if total := r.Acquires + r.Refused; total > 0 {
-			cost = fmt.Sprintf("%.1f %% (%d refused, %d given back of %d)", 100*float64(r.Refused+r.GivenBack)/float64(total), r.Refused, r.GivenBack, total)
+			cost = fmt.Sprintf("%.1f %% (%d refused, %d given back, of %d)", 100*float64(r.Refused+r.GivenBack)/float64(total), r.Refused, r.GivenBack, total)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", r.Topology, name, r.Client, runsCell(r),
 			share(r.DoubleHolder, r.Runs), medianMillis(r.FirstDoubleMs), medianMillis(r.OverlapMs), r.StaleReached, cost)
