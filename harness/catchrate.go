@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -207,11 +206,7 @@ func (c CatchRate) runOne(ctx context.Context, t *topology.Topology, mc scenario
 		if control {
 			name = fmt.Sprintf("%s-control-%s-false-alarm-seed%d.history.json", SafeName(mc.Client), SafeName(client), seed)
 		}
-		if err := os.MkdirAll(filepath.Join(c.Out, "histories"), 0o755); err == nil {
-			if err := h.Save(filepath.Join(c.Out, "histories", name)); err == nil {
-				r.History = filepath.Join("histories", name)
-			}
-		}
+		r.History = keepHistory(c.Out, name, h, c.Log)
 	}
 	return r
 }

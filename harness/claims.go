@@ -189,17 +189,7 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, j claimJob) (r
 	r.Acquires, r.Refused, r.GivenBack = acquireCosts(h)
 	if r.DoubleHolders > 0 || r.LostIncrements > 0 || (j.mutant && r.GateMet) {
 		name := fmt.Sprintf("%s-%s-seed%d.history.json", SafeName(j.row.Claim), SafeName(j.s.Client), j.s.Seed)
-		// a history not kept costs the figure nothing: said, not counted
-		path := filepath.Join(c.Out, "histories", name)
-		err := os.MkdirAll(filepath.Dir(path), 0o755)
-		if err == nil {
-			err = h.Save(path)
-		}
-		if err != nil {
-			fmt.Fprintf(c.Log, "claims: keep the history of %s seed %d: %v\n", j.row.Claim, j.s.Seed, err)
-		} else {
-			r.History = filepath.Join("histories", name)
-		}
+		r.History = keepHistory(c.Out, name, h, c.Log)
 	}
 	return r
 }

@@ -17,7 +17,7 @@ func TestAcquireCosts(t *testing.T) {
 	}
 	h := &history.History{Ops: []history.Op{
 		op(1, history.Acquire, "a", history.OK, "", 0, 5),
-		op(1, history.Release, "a", history.OK, "", 5, 7), // given back
+		op(1, history.Release, "a", history.OK, "", 5, 7),  // given back
 		op(2, history.Acquire, "", history.Fail, "", 6, 8), // contention
 		op(2, history.Acquire, "", history.Fail, "NOREPLICAS Not enough good replicas to write.", 9, 10),
 		op(4, history.Acquire, "", history.Fail, "READONLY You can't write against a read only replica.", 9, 10),

@@ -197,11 +197,7 @@ func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client st
 	}
 	if len(r.Alarms) > 0 {
 		name := fmt.Sprintf("%s-%s-%s-seed%d.history.json", SafeName(client), t.Build.Name, t.Kind, seed)
-		if err := os.MkdirAll(filepath.Join(f.Out, "histories"), 0o755); err == nil {
-			if err := h.Save(filepath.Join(f.Out, "histories", name)); err == nil {
-				r.History = filepath.Join("histories", name)
-			}
-		}
+		r.History = keepHistory(f.Out, name, h, f.Log)
 	}
 	return r
 }
