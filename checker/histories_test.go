@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 
 // TestSavedHistories replays testdata/histories: each NAME.VERDICT.json
 // must get VERDICT, with NAME.options.json as options when present, else
-// the options a recorded run is checked with (OptionsFor).
+// the options a recorded run is checked with (OptionsFor), and, when
+// NAME.findings.json lists them, exactly those kinds of failing findings.
 func TestSavedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	if err != nil {
@@ -23,7 +25,7 @@ func TestSavedHistories(t *testing.T) {
 	for _, path := range files {
 		base := strings.TrimSuffix(filepath.Base(path), ".json")
 		name, verdict, found := strings.Cut(base, ".")
-		if !found || verdict == "options" {
+		if !found || verdict == "options" || verdict == "findings" {
 			continue
 		}
 		n++
@@ -44,6 +46,25 @@ func TestSavedHistories(t *testing.T) {
 			}
 			if string(res.Verdict) != verdict {
 				t.Errorf("verdict %s, want %s: %s", res.Verdict, verdict, res.Summary)
+			}
+			if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), name+".findings.json")); err == nil {
+				var want []FindingKind
+				if err := json.Unmarshal(b, &want); err != nil {
+					t.Fatalf("findings: %v", err)
+				}
+				var got []FindingKind
+				for _, c := range res.Checks {
+					for _, f := range c.Findings {
+						if c.Status == Fail && !f.Allowed && !slices.Contains(got, f.Kind) {
+							got = append(got, f.Kind)
+						}
+					}
+				}
+				slices.Sort(got)
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Errorf("failing findings %v, want %v", got, want)
+				}
 			}
 		})
 	}
