@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -176,6 +177,24 @@ const (
 	// ClassUnknown: no check failed, one could not decide.
 	ClassUnknown Class = "unknown"
 )
+
+// FailingKinds are the kinds of the failing findings of cs, sorted, each
+// once: what a regression case or a shrunk reproducer must show again.
+func (cs Checks) FailingKinds() []string {
+	var out []string
+	for _, c := range cs {
+		if c.Status != Fail {
+			continue
+		}
+		for _, f := range c.Findings {
+			if k := string(f.Kind); !f.Allowed && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // ClassOf classifies a verdict and its checks.
 func ClassOf(v Verdict, checks Checks) Class {

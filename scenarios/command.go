@@ -67,6 +67,9 @@ func (s Scenario) Args() []string {
 	for _, f := range s.Faults {
 		add("fault", f)
 	}
+	for _, e := range s.Events {
+		add("fault-at", e)
+	}
 	dur("duration", s.Duration)
 	if s.Seed != 0 {
 		add("seed", s.Seed)

@@ -64,6 +64,10 @@ type Scenario struct {
 	Fenced bool `json:"fenced,omitempty"`
 	// Faults are drawn from by the seeded schedule (names, see Faults).
 	Faults []string `json:"faults,omitempty"`
+	// Events, when set, is the fault schedule itself, not the seed's draw:
+	// each step's fault (one of Faults), offset and key. lockcheck shrink
+	// writes it, to keep only the steps a violation needs.
+	Events []fault.Event `json:"events,omitempty"`
 	// Duration bounds the workload (60 s).
 	Duration time.Duration `json:"-"`
 	// TTL is the lease every acquire and extend asks for (15 s): longer
@@ -261,6 +265,9 @@ func (s Scenario) Validate() error {
 			return fmt.Errorf("fault %s does not fit a %s topology: choose %s", name, s.Topology, strings.Join(fits, " or "))
 		}
 	}
+	if err := s.validateEvents(); err != nil {
+		return err
+	}
 	if s.Wait.Enabled() {
 		if s.Wait.AOF && !s.AOF {
 			return errors.New("WAITAOF needs AOF on the servers: add --aof")
@@ -278,6 +285,23 @@ func (s Scenario) Validate() error {
 		}
 	}
 	return s.validateUpgrade()
+}
+
+// validateEvents checks a fixed fault schedule: each step one of the
+// scenario's faults, on one of its keys, within its duration.
+func (s Scenario) validateEvents() error {
+	keys := s.LockKeys()
+	for _, e := range s.Events {
+		switch {
+		case !slices.Contains(s.Faults, e.Fault):
+			return fmt.Errorf("fault step %s: %s is not among the scenario's faults (%s): add it with --fault", e, e.Fault, strings.Join(s.Faults, ", "))
+		case !slices.Contains(keys, e.Key):
+			return fmt.Errorf("fault step %s: key %s is not one of the run's %d lock keys (%s)", e, e.Key, len(keys), strings.Join(keys, ", "))
+		case e.At < 0 || e.At >= s.Duration:
+			return fmt.Errorf("fault step %s: offset outside the run's %s: lengthen --duration or move the step", e, s.Duration)
+		}
+	}
+	return nil
 }
 
 // ServerConfig are the configuration lines every server gets from the
@@ -385,6 +409,9 @@ func (s Scenario) Schedule() ([]fault.Event, error) {
 		// one upgrade from the start, so that its first window (every
 		// node on the old build) holds the run's first operations too
 		return []fault.Event{{At: 0, Fault: fault.RollingUpgrade.Name(), Key: s.LockKeys()[0]}}, nil
+	}
+	if s.Events != nil {
+		return slices.Clone(s.Events), nil
 	}
 	return fault.Schedule(s.Seed, faults, s.LockKeys(), s.Duration, s.TTL), nil
 }

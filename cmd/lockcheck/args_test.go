@@ -5,8 +5,10 @@ import (
 	"io"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 )
 
 // TestScenarioArgs parses the flags a scenario renders (Scenario.Args,
@@ -18,6 +20,10 @@ func TestScenarioArgs(t *testing.T) {
 	for _, c := range append(scenarios.RedlockClaims(), scenarios.MitigationClaims()...) {
 		cases = append(cases, c.Scenario)
 	}
+	// a shrunk scenario: its fault steps fixed, not drawn
+	shrunk := scenarios.MitigationClaims()[0].Scenario
+	shrunk.Events = []fault.Event{{At: 2500 * time.Millisecond, Fault: shrunk.Faults[0], Key: scenarios.LockKey(0)}}
+	cases = append(cases, shrunk)
 	for i, s := range cases {
 		s.Server, s.Client, s.Seed = "valkey-9.1", "redlock", int64(i+1)
 		if s.Topology != "redlock" {

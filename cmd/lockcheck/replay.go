@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -84,7 +83,7 @@ func replayTarget(ctx context.Context, s scenarios.Scenario, src topology.Source
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	wantKinds := failingKinds(want.Checks)
+	wantKinds := want.Checks.FailingKinds()
 	fmt.Fprintf(stderr, "replay %d times, each must reach %s with %s\n", count, want.Verdict, orNone(wantKinds))
 	same := 0
 	for i := 1; i <= count; i++ {
@@ -95,7 +94,7 @@ func replayTarget(ctx context.Context, s scenarios.Scenario, src topology.Source
 		if o.Interrupted {
 			return fail(stderr, "replay %d interrupted: %d of %d reproduced so far", i, same, i-1)
 		}
-		got := failingKinds(o.Check.Checks)
+		got := o.Check.Checks.FailingKinds()
 		ok := o.Check.Verdict == want.Verdict && slices.Equal(got, wantKinds)
 		if ok {
 			same++
@@ -107,24 +106,6 @@ func replayTarget(ctx context.Context, s scenarios.Scenario, src topology.Source
 		return 1
 	}
 	return 0
-}
-
-// failingKinds are the kinds of the failing findings of checks, sorted,
-// each once.
-func failingKinds(checks checker.Checks) []string {
-	var out []string
-	for _, c := range checks {
-		if c.Status != checker.Fail {
-			continue
-		}
-		for _, f := range c.Findings {
-			if k := string(f.Kind); !f.Allowed && !slices.Contains(out, k) {
-				out = append(out, k)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // events lists a schedule in one line.

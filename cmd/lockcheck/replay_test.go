@@ -19,7 +19,7 @@ func TestFailingKinds(t *testing.T) {
 		{Name: checker.LostLocks, Status: checker.Allowed, Findings: []checker.Finding{{Kind: checker.KindLostLock, Allowed: true}}},
 		{Name: checker.Rejected, Status: checker.Pass},
 	}
-	if got, want := failingKinds(checks), []string{"double_holder", "late_grant"}; !slices.Equal(got, want) {
+	if got, want := checks.FailingKinds(), []string{"double_holder", "late_grant"}; !slices.Equal(got, want) {
 		t.Fatalf("failing kinds %v, want %v", got, want)
 	}
 }

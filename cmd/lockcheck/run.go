@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ type scenarioFlags struct {
 	s          scenarios.Scenario
 	kind       string
 	faults     multiFlag
+	faultAt    multiFlag
 	nodeBuilds multiFlag
 	// shares whose default is not none: 0 on the command line says none
 	stalls, pauses, late, abandon float64
@@ -50,6 +52,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.Client, "client", d.Client, "lock client: "+strings.Join(lockclient.Kinds(), ", ")+", or external:CMD")
 	fs.BoolVar(&s.Fenced, "fenced", false, "the external adapter draws fences: the resource checks them")
 	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(fault.Names(), ", "))
+	fs.Var(&f.faultAt, "fault-at", "FAULT@OFFSET[@KEY]: inject FAULT at OFFSET from the start, on KEY's primary (default the first key); repeatable; replaces the seed's fault schedule (lockcheck shrink writes these)")
 	fs.DurationVar(&s.Duration, "duration", d.Duration, "how long the workload runs")
 	fs.Int64Var(&s.Seed, "seed", 0, "seed for the workload's choices and the fault schedule (0: pick one and print it)")
 	fs.IntVar(&s.Clients, "clients", d.Clients, "logical clients")
@@ -108,6 +111,16 @@ func (f *scenarioFlags) scenario() (scenarios.Scenario, error) {
 			s.NodeBuilds = map[string]string{}
 		}
 		s.NodeBuilds[node] = b
+	}
+	for _, text := range f.faultAt {
+		e, err := fault.ParseEvent(text, scenarios.LockKey(0))
+		if err != nil {
+			return s, fmt.Errorf("--fault-at: %w", err)
+		}
+		s.Events = append(s.Events, e)
+		if !slices.Contains(s.Faults, e.Fault) {
+			s.Faults = append(s.Faults, e.Fault)
+		}
 	}
 	if s.Wait, err = parseWait(f.wait, f.waitAOF, f.onShort); err != nil {
 		return s, err

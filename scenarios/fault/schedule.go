@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
@@ -67,4 +68,31 @@ func RunSchedule(ctx context.Context, start time.Time, events []Event, faults []
 			return
 		}
 	}
+}
+
+// String is the event as lockcheck run's --fault-at takes it:
+// FAULT@OFFSET@KEY.
+func (e Event) String() string {
+	return fmt.Sprintf("%s@%s@%s", e.Fault, e.At, e.Key)
+}
+
+// ParseEvent reads FAULT@OFFSET[@KEY] (the key defaults to firstKey), as
+// String writes it.
+func ParseEvent(text, firstKey string) (Event, error) {
+	parts := strings.SplitN(text, "@", 3)
+	if len(parts) < 2 {
+		return Event{}, fmt.Errorf("fault step %q: want FAULT@OFFSET[@KEY], e.g. kill-primary@3s", text)
+	}
+	if _, err := Lookup(parts[0]); err != nil {
+		return Event{}, err
+	}
+	at, err := time.ParseDuration(parts[1])
+	if err != nil || at < 0 {
+		return Event{}, fmt.Errorf("fault step %q: offset %q is not a duration from the run's start, e.g. 3s", text, parts[1])
+	}
+	e := Event{Fault: parts[0], At: at, Key: firstKey}
+	if len(parts) == 3 && parts[2] != "" {
+		e.Key = parts[2]
+	}
+	return e, nil
 }
