@@ -118,7 +118,7 @@ func WriteCatchRate(dir string, cr *CatchRate) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("catch-rate folder: %w", err)
 	}
-	if err := writeJSON(filepath.Join(dir, "catch-rate.json"), cr); err != nil {
+	if err := WriteJSON(filepath.Join(dir, "catch-rate.json"), cr); err != nil {
 		return err
 	}
 	var md strings.Builder

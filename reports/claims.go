@@ -179,7 +179,7 @@ func WriteClaims(dir string, c *Claims) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("claims folder: %w", err)
 	}
-	if err := writeJSON(filepath.Join(dir, name+".json"), c); err != nil {
+	if err := WriteJSON(filepath.Join(dir, name+".json"), c); err != nil {
 		return err
 	}
 	var md strings.Builder

@@ -16,7 +16,7 @@ func WriteMatrix(dir string, m *compat.Matrix) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write matrix: %w", err)
 	}
-	if err := writeJSON(filepath.Join(dir, "matrix.json"), m); err != nil {
+	if err := WriteJSON(filepath.Join(dir, "matrix.json"), m); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "matrix.md"), []byte(MatrixMarkdown(m)), 0o644); err != nil {

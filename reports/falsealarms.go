@@ -105,7 +105,7 @@ func WriteFalseAlarms(dir string, fa *FalseAlarms) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("false-alarms folder: %w", err)
 	}
-	if err := writeJSON(filepath.Join(dir, "false-alarms.json"), fa); err != nil {
+	if err := WriteJSON(filepath.Join(dir, "false-alarms.json"), fa); err != nil {
 		return err
 	}
 	var md strings.Builder

@@ -14,7 +14,7 @@ func WriteIndex(dir string, idx *Index) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
-	if err := writeJSON(filepath.Join(dir, "matrix.json"), idx); err != nil {
+	if err := WriteJSON(filepath.Join(dir, "matrix.json"), idx); err != nil {
 		return err
 	}
 	if err := idx.JUnit().Write(filepath.Join(dir, "junit.xml")); err != nil {

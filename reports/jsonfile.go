@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 )
 
-// writeJSON writes v, indented and newline-terminated, to path: the one
+// WriteJSON writes v, indented and newline-terminated, to path: the one
 // way every JSON file of a report is written, so that all read alike and
 // an error names the file.
-func writeJSON(path string, v any) error {
+func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)

@@ -58,7 +58,7 @@ func NewRunResult(h *history.History, res *checker.Result, notes []string) RunRe
 
 // Save writes result.json.
 func (r RunResult) Save(path string) error {
-	return writeJSON(path, r)
+	return WriteJSON(path, r)
 }
 
 // LoadRunResult reads a result.json.

@@ -29,6 +29,7 @@ func commands() []command {
 		{"run", "run a lock workload with faults on a seeded schedule and check its history", runRun},
 		{"upgrade", "upgrade (or roll back) a topology node by node from one build to another under a lock workload; prints the step table", runUpgrade},
 		{"replay", "run a run folder's scenario again (same builds, workload, seed and fault schedule) into a new folder", runReplay},
+		{"shrink", "cut a violated run down to a smaller scenario that still shows its violation, replayed to confirm it: a reproducer for a bug report", runShrink},
 		{"compat", "observe every lock command on every build and topology; writes a matrix", runCompat},
 		{"matrix", "run every client × fault on every build × topology; writes index.html, matrix.json, junit.xml", runMatrix},
 		{"merge", "join the folders of a sharded matrix (matrix --shard I/N) into one index.html, matrix.json, junit.xml", runMerge},

@@ -1,0 +1,393 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// ShrinkOptions bound a shrink: where it writes, how long it may take, and
+// how sure each step must be.
+type ShrinkOptions struct {
+	// Out receives the reproducer's run folder, shrink.json and, while it
+	// works, tries/ (removed at the end).
+	Out     string
+	Sources topology.Sources
+	// Budget bounds the whole shrink, confirmation included (default 10
+	// minutes): the search stops early enough to leave the confirmation
+	// its time, and the confirmation stops at the budget.
+	Budget time.Duration
+	// Tries is how many runs in a row must show the kind before a cut is
+	// kept (default 3): one lucky run does not make a reproducer.
+	Tries int
+	// Confirm and Need: the reproducer is replayed Confirm times at the
+	// end and must show the kind in at least Need of them (10 and 9).
+	Confirm, Need int
+	// Kind is the finding kind to keep (default: the first of the
+	// original run's failing kinds, double_holder when it is one).
+	Kind string
+	// Progress gets a line per run.
+	Progress io.Writer
+}
+
+func (o ShrinkOptions) withDefaults() ShrinkOptions {
+	if o.Budget <= 0 {
+		o.Budget = 10 * time.Minute
+	}
+	if o.Tries <= 0 {
+		o.Tries = 3
+	}
+	if o.Confirm <= 0 {
+		o.Confirm = 10
+	}
+	if o.Need <= 0 {
+		o.Need = o.Confirm - o.Confirm/10
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+// Size is how big a run is to a reader of a bug report.
+type Size struct {
+	Clients    int     `json:"clients"`
+	Keys       int     `json:"keys"`
+	Ops        int     `json:"ops"`
+	FaultSteps int     `json:"fault_steps"`
+	Seconds    float64 `json:"seconds"`
+}
+
+// SizeOf measures a run from its result.json.
+func SizeOf(r reports.RunResult) Size {
+	return Size{Clients: r.Clients, Keys: r.Keys, Ops: r.Ops, FaultSteps: len(r.Injected), Seconds: float64(r.DurationMs) / 1000}
+}
+
+func (z Size) String() string {
+	return fmt.Sprintf("%d clients, %d keys, %d operations, %d fault steps, %.1f s", z.Clients, z.Keys, z.Ops, z.FaultSteps, z.Seconds)
+}
+
+// ShrinkStep is one cut tried: kept when every one of its runs showed the
+// kind.
+type ShrinkStep struct {
+	What       string  `json:"what"`
+	Kept       bool    `json:"kept"`
+	Reproduced int     `json:"reproduced"`
+	Runs       int     `json:"runs"`
+	Size       *Size   `json:"size,omitempty"`
+	Seconds    float64 `json:"seconds"`
+}
+
+// Shrunk is shrink.json: what was kept, how much smaller it is, and how
+// often it reproduces.
+type Shrunk struct {
+	From   string `json:"from"`
+	Kind   string `json:"kind"`
+	Before Size   `json:"before"`
+	After  Size   `json:"after"`
+	// Reproduced of Runs: the confirmation replays of the reproducer
+	// that showed the kind; Confirmed when at least Need did.
+	Reproduced int  `json:"reproduced"`
+	Runs       int  `json:"runs"`
+	Confirmed  bool `json:"confirmed"`
+	// Command runs the reproducer; lockcheck replay OUT does too.
+	Command string `json:"command"`
+	// Ended says why the search stopped: no cut left showed the kind, the
+	// budget, or an interrupt.
+	Ended   string       `json:"ended"`
+	Budget  string       `json:"budget"`
+	Seconds float64      `json:"seconds"`
+	Steps   []ShrinkStep `json:"steps"`
+}
+
+// Ratio is how many times fewer operations the reproducer has.
+func (s Shrunk) Ratio() float64 {
+	if s.After.Ops == 0 {
+		return 0
+	}
+	return float64(s.Before.Ops) / float64(s.After.Ops)
+}
+
+// ShrinkFileName is the shrink's summary in its folder.
+const ShrinkFileName = "shrink.json"
+
+// candidate is a scenario that showed the kind, with the folder of the
+// run that did and what that run measured.
+type candidate struct {
+	s    scenarios.Scenario
+	dir  string
+	size Size
+	// seen is when the kind was first found in that run; wall is how long
+	// the run took, start-up included.
+	seen time.Duration
+	wall time.Duration
+}
+
+// shrinker carries one shrink's state.
+type shrinker struct {
+	eng   *topology.Engine
+	o     ShrinkOptions
+	start time.Time
+	runs  int
+}
+
+// Shrink searches for a smaller scenario than the run in from (a run
+// folder) that still shows the same kind of violation: it pins the
+// seed's fault schedule, then tries cuts (scenarios.Cuts) one at a time,
+// keeping a cut when Tries runs of it in a row all show the kind, until
+// no cut does or the budget is near; then replays the smallest kept
+// scenario Confirm times (falling back to the one before it when it
+// reproduces less than Need times). Ctrl-C (ctx ended) keeps the best
+// found so far, unconfirmed. Out ends as the reproducer's run folder
+// with shrink.json beside its files.
+func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOptions) (*Shrunk, error) {
+	o = o.withDefaults()
+	f, err := scenarios.LoadRunFile(filepath.Join(from, scenarios.RunFileName))
+	if err != nil {
+		return nil, err
+	}
+	orig, err := reports.LoadRunResult(filepath.Join(from, "result.json"))
+	if err != nil {
+		return nil, err
+	}
+	kinds := orig.Checks.FailingKinds()
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("%s has no failing finding (verdict %s): shrink a violated run", from, orig.Verdict)
+	}
+	if o.Kind == "" {
+		o.Kind = kinds[0]
+		if slices.Contains(kinds, "double_holder") {
+			o.Kind = "double_holder"
+		}
+	} else if !slices.Contains(kinds, o.Kind) {
+		return nil, fmt.Errorf("%s shows %v, not %s: choose one of those with --kind", from, kinds, o.Kind)
+	}
+	pinned, err := scenarios.Pinned(f.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(o.Out, "tries"), 0o755); err != nil {
+		return nil, err
+	}
+	sh := &shrinker{eng: eng, o: o, start: time.Now()}
+	res := &Shrunk{From: from, Kind: o.Kind, Before: SizeOf(orig), Budget: o.Budget.String()}
+	fmt.Fprintf(o.Progress, "shrink %s: keep %s; before: %s; budget %s\n", from, o.Kind, res.Before, o.Budget)
+
+	kept := []candidate{{s: pinned, size: res.Before, seen: firstSeen(orig, o.Kind), wall: time.Duration(orig.DurationMs)*time.Millisecond + 5*time.Second}}
+	tried := map[string]bool{pinned.Command(): true}
+	res.Ended = "no smaller scenario showed " + o.Kind
+search:
+	for {
+		best := kept[len(kept)-1]
+		progress := false
+		for _, cut := range scenarios.Cuts(best.s, best.seen) {
+			if key := cut.Scenario.Command(); tried[key] {
+				continue
+			} else {
+				tried[key] = true
+			}
+			// leave the confirmation its time, with half again to spare
+			if time.Since(sh.start)+best.wall*time.Duration(o.Confirm)*3/2 > o.Budget {
+				res.Ended = "budget"
+				break search
+			}
+			began := time.Now()
+			c, shown, runs, err := sh.try(ctx, cut, best)
+			step := ShrinkStep{What: cut.What, Reproduced: shown, Runs: runs, Seconds: time.Since(began).Seconds()}
+			if err != nil {
+				if ctx.Err() != nil {
+					res.Ended = "interrupted"
+					break search
+				}
+				return nil, err
+			}
+			// Every cut takes something away, so a cut that shows the
+			// kind is kept even when its run had more operations (with
+			// the stalls off, a run does more before its violation): the
+			// cuts after it take those away.
+			if c != nil {
+				step.Kept, step.Size = true, &c.size
+				kept = append(kept, *c)
+				progress = true
+			}
+			res.Steps = append(res.Steps, step)
+			verdict := "dropped"
+			if c != nil {
+				verdict = "kept, " + c.size.String()
+			}
+			fmt.Fprintf(o.Progress, "  %s %s: %d of %d showed %s: %s\n", sh.clock(), cut.What, shown, runs, o.Kind, verdict)
+			if progress {
+				break
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	final, err := sh.confirm(ctx, kept, res)
+	if err != nil {
+		return nil, err
+	}
+	if final != nil {
+		if err := moveUp(final.dir, o.Out); err != nil {
+			return nil, err
+		}
+		res.After = final.size
+		res.Command = final.s.Command()
+	}
+	if err := os.RemoveAll(filepath.Join(o.Out, "tries")); err != nil {
+		return nil, err
+	}
+	res.Seconds = time.Since(sh.start).Seconds()
+	return res, reports.WriteJSON(filepath.Join(o.Out, ShrinkFileName), res)
+}
+
+// try runs cut's scenario until a run does not show the kind or Tries
+// runs did; it returns the candidate (the first run's folder kept) when
+// every run showed it.
+func (sh *shrinker) try(ctx context.Context, cut scenarios.Cut, best candidate) (*candidate, int, int, error) {
+	var c *candidate
+	for i := 1; i <= sh.o.Tries; i++ {
+		r, err := sh.run(ctx, cut.Scenario, cut.What, i)
+		if err != nil {
+			if c != nil {
+				os.RemoveAll(c.dir)
+			}
+			return nil, i - 1, i, err
+		}
+		if !r.shown {
+			os.RemoveAll(r.dir)
+			if c != nil {
+				os.RemoveAll(c.dir)
+			}
+			return nil, i - 1, i, nil
+		}
+		if c == nil {
+			c = &r.candidate
+		} else {
+			os.RemoveAll(r.dir)
+		}
+	}
+	return c, sh.o.Tries, sh.o.Tries, nil
+}
+
+// runOutcome is one run of a candidate scenario.
+type runOutcome struct {
+	candidate
+	shown bool
+}
+
+// run executes s once into a fresh folder under tries/.
+func (sh *shrinker) run(ctx context.Context, s scenarios.Scenario, what string, i int) (runOutcome, error) {
+	sh.runs++
+	dir := filepath.Join(sh.o.Out, "tries", fmt.Sprintf("%03d", sh.runs))
+	began := time.Now()
+	out, err := Execute(ctx, sh.eng, s, Options{Out: dir, Sources: sh.o.Sources, StopOnViolation: true, Replay: ReplayCommand(sh.o.Out)})
+	if err != nil {
+		return runOutcome{}, fmt.Errorf("shrink: %s: %w", what, err)
+	}
+	if out.Interrupted {
+		return runOutcome{}, context.Canceled
+	}
+	r := runOutcome{candidate: candidate{s: s, dir: dir, size: SizeOf(out.Result), seen: firstSeen(out.Result, sh.o.Kind), wall: time.Since(began)}}
+	r.shown = slices.Contains(out.Check.Checks.FailingKinds(), sh.o.Kind)
+	return r, nil
+}
+
+// confirm replays the smallest kept scenario Confirm times and falls back
+// to the one kept before it while a scenario cannot reach Need; it stops
+// at the budget. It returns the scenario confirmed, or the smallest one
+// unconfirmed when none was (nil when nothing smaller was found and the
+// original could not be confirmed either).
+func (sh *shrinker) confirm(ctx context.Context, kept []candidate, res *Shrunk) (*candidate, error) {
+	o := sh.o
+	for k := len(kept) - 1; k >= 0 && ctx.Err() == nil; k-- {
+		c := kept[k]
+		shown, runs := 0, 0
+		var first *candidate
+		for runs < o.Confirm && shown+(o.Confirm-runs) >= o.Need {
+			if time.Since(sh.start) > o.Budget {
+				res.Ended = "budget"
+				break
+			}
+			r, err := sh.run(ctx, c.s, "confirm", runs+1)
+			if err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				return nil, err
+			}
+			runs++
+			if r.shown {
+				shown++
+			}
+			if r.shown && first == nil {
+				first = &r.candidate
+			} else {
+				os.RemoveAll(r.dir)
+			}
+			fmt.Fprintf(o.Progress, "  %s confirm (%s): %d of %d showed %s\n", sh.clock(), c.size, shown, runs, o.Kind)
+		}
+		res.Reproduced, res.Runs = shown, runs
+		if shown >= o.Need {
+			res.Confirmed = true
+			return first, nil
+		}
+		if first != nil {
+			os.RemoveAll(first.dir)
+		}
+		if time.Since(sh.start) > o.Budget {
+			break
+		}
+	}
+	// unconfirmed: keep the smallest, said so in shrink.json
+	if c := kept[len(kept)-1]; len(kept) > 1 {
+		return &c, nil
+	}
+	return nil, nil
+}
+
+func (sh *shrinker) clock() string {
+	return fmt.Sprintf("[%s of %s]", time.Since(sh.start).Round(time.Second), sh.o.Budget)
+}
+
+// firstSeen is when the run's first failing finding of kind ended (0 when
+// none did).
+func firstSeen(r reports.RunResult, kind string) time.Duration {
+	var first int64 = -1
+	for _, c := range r.Checks {
+		for _, f := range c.Findings {
+			if string(f.Kind) == kind && !f.Allowed && (first < 0 || f.End < first) {
+				first = f.End
+			}
+		}
+	}
+	return time.Duration(max(first, 0))
+}
+
+// moveUp moves every file of dir into out (dir is out/tries/N).
+func moveUp(dir, out string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("shrink: the reproducer's run folder: %w", err)
+	}
+	for _, e := range entries {
+		target := filepath.Join(out, e.Name())
+		if err := os.RemoveAll(target); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(dir, e.Name()), target); err != nil {
+			return errors.Join(errors.New("shrink: move the reproducer up"), err)
+		}
+	}
+	return nil
+}

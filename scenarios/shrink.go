@@ -1,0 +1,126 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+)
+
+// A Cut is one smaller scenario lockcheck shrink tries: what it takes
+// away, in a few words, and the scenario without it.
+type Cut struct {
+	What     string
+	Scenario Scenario
+}
+
+// Pinned is s with its fault schedule fixed (Events): the steps the seed
+// drew, which a shrink can then drop or move one by one.
+func Pinned(s Scenario) (Scenario, error) {
+	s = s.WithDefaults()
+	events, err := s.Schedule()
+	if err != nil {
+		return s, err
+	}
+	s.Events = events
+	if s.Events == nil {
+		s.Events = []fault.Event{}
+	}
+	return s, nil
+}
+
+// Cuts lists the smaller scenarios to try next from s (resolved, its
+// schedule pinned), in the order they are tried: the workload's noise
+// off first (stalls and pauses make a run's timing vary, and a steadier
+// run makes the later cuts' verdicts surer), then fewer fault steps and
+// earlier ones, fewer clients and keys, and last a shorter run. seen is
+// the time of the violation in the last run that showed it (from the
+// start): a run need not last much longer. Every cut
+// keeps the seed, so the workload's choices stay those of the scenario it
+// came from wherever the cut leaves them alone.
+func Cuts(s Scenario, seen time.Duration) []Cut {
+	var out []Cut
+	add := func(what string, c Scenario) {
+		if c.Validate() == nil {
+			out = append(out, Cut{What: what, Scenario: c})
+		}
+	}
+	for _, q := range []struct {
+		name string
+		rate *float64
+	}{{"stalls", &s.StallRate}, {"pauses inside lock calls", &s.PauseRate}, {"late holds", &s.LateRate}, {"abandoned holds", &s.AbandonRate}} {
+		if *q.rate > 0 {
+			old := *q.rate
+			*q.rate = None
+			add("no "+q.name, s)
+			*q.rate = old
+		}
+	}
+	if s.ObserveEvery > 0 {
+		c := s
+		c.ObserveEvery = None
+		add("no observer", c)
+	}
+	if len(s.Events) > 1 {
+		for i, e := range s.Events {
+			c := s
+			c.Events = slices.Delete(slices.Clone(s.Events), i, i+1)
+			add(fmt.Sprintf("without fault step %s", e), c.faultsOfEvents())
+		}
+	}
+	// The first step a second after the start: the warm-up before it is
+	// time the violation does not need.
+	if len(s.Events) > 0 && s.Events[0].At > 1500*time.Millisecond {
+		shift := s.Events[0].At - time.Second
+		c := s
+		c.Events = slices.Clone(s.Events)
+		for i := range c.Events {
+			c.Events[i].At -= shift
+		}
+		c.Duration = max(c.Duration-shift, c.Events[len(c.Events)-1].At+time.Second)
+		add(fmt.Sprintf("fault steps %s earlier", shift), c)
+	}
+	for _, n := range []int{1, 2, s.Clients / 2, s.Clients - 1} {
+		if n >= 1 && n < s.Clients {
+			c := s
+			c.Clients = n
+			add(fmt.Sprintf("%d clients (was %d)", n, s.Clients), c)
+		}
+	}
+	if s.Keys > 1 {
+		c := s
+		c.Keys = 1
+		c.Events = slices.Clone(s.Events)
+		for i := range c.Events {
+			c.Events[i].Key = LockKey(0)
+		}
+		add(fmt.Sprintf("1 key (was %d)", s.Keys), c)
+	}
+	// A run needs to last until its violation, with as long again for a
+	// slower one.
+	if d := (seen*2 + time.Second).Round(time.Second); seen > 0 && d < s.Duration {
+		add(fmt.Sprintf("duration %s (was %s)", d, s.Duration), s.within(d))
+	}
+	return out
+}
+
+// within is s cut to last d, without the fault steps from d on.
+func (s Scenario) within(d time.Duration) Scenario {
+	s.Duration = d
+	s.Events = slices.DeleteFunc(slices.Clone(s.Events), func(e fault.Event) bool { return e.At >= d })
+	return s.faultsOfEvents()
+}
+
+// faultsOfEvents keeps, of a pinned scenario's faults, those a step still
+// injects (a scenario with no step left keeps none).
+func (s Scenario) faultsOfEvents() Scenario {
+	var faults []string
+	for _, f := range s.Faults {
+		if slices.ContainsFunc(s.Events, func(e fault.Event) bool { return e.Fault == f }) {
+			faults = append(faults, f)
+		}
+	}
+	s.Faults = faults
+	return s
+}

@@ -1,0 +1,109 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+)
+
+// TestCutsEachTakeSomethingAway: every cut is valid, keeps the seed, and
+// is smaller than the scenario it came from in the way its words say;
+// the noise goes first and the shorter run last.
+func TestCutsEachTakeSomethingAway(t *testing.T) {
+	s := Scenario{Server: "valkey-9.1", Topology: "sentinel", Client: "native", Faults: []string{"kill-primary", "clock-jump"},
+		Duration: 60 * time.Second, TTL: 2 * time.Second, Seed: 7, Clients: 6, Keys: 3}
+	p, err := Pinned(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events) < 2 {
+		t.Fatalf("pinned %d fault steps, want the seed's several", len(p.Events))
+	}
+	if got, _ := p.Schedule(); len(got) != len(p.Events) {
+		t.Fatalf("a pinned scenario's schedule has %d steps, want its %d events", len(got), len(p.Events))
+	}
+	cuts := Cuts(p, 10*time.Second)
+	if len(cuts) == 0 || cuts[0].What != "no stalls" || cuts[len(cuts)-1].What != "duration 21s (was 1m0s)" {
+		t.Fatalf("cuts %v, want the stalls off first and the run cut to 21s (twice the violation's 10s + 1s) last", cuts)
+	}
+	seen := map[string]bool{}
+	for _, c := range cuts {
+		cs := c.Scenario
+		if err := cs.Validate(); err != nil {
+			t.Errorf("%s: %v", c.What, err)
+		}
+		if cs.Seed != p.Seed {
+			t.Errorf("%s: seed %d, want %d kept", c.What, cs.Seed, p.Seed)
+		}
+		if cs.Clients > p.Clients || cs.Keys > p.Keys || cs.Duration > p.Duration || len(cs.Events) > len(p.Events) {
+			t.Errorf("%s: %d clients, %d keys, %s, %d steps: bigger than %d, %d, %s, %d", c.What, cs.Clients, cs.Keys, cs.Duration, len(cs.Events), p.Clients, p.Keys, p.Duration, len(p.Events))
+		}
+		if seen[cs.Command()] {
+			t.Errorf("%s: the same scenario as an earlier cut", c.What)
+		}
+		seen[cs.Command()] = true
+	}
+	for _, want := range []string{"without fault step", "earlier", "1 clients", "2 clients", "1 key", "no stalls", "no pauses", "no observer"} {
+		if !containsCut(cuts, want) {
+			t.Errorf("no cut %q among %d", want, len(cuts))
+		}
+	}
+}
+
+// TestCutToOneKeyMovesTheSteps: with one key left, every fault step
+// strikes that key's primary.
+func TestCutToOneKeyMovesTheSteps(t *testing.T) {
+	s := Scenario{Server: "valkey-9.1", Topology: "sentinel", Client: "native", Faults: []string{"kill-primary"},
+		Duration: 20 * time.Second, Seed: 1, Clients: 2, Keys: 3,
+		Events: []fault.Event{{At: 3 * time.Second, Fault: "kill-primary", Key: LockKey(2)}}}.WithDefaults()
+	for _, c := range Cuts(s, 0) {
+		if c.What == "1 key (was 3)" {
+			if c.Scenario.Events[0].Key != LockKey(0) {
+				t.Fatalf("step on %s, want %s", c.Scenario.Events[0].Key, LockKey(0))
+			}
+			if s.Events[0].Key != LockKey(2) {
+				t.Fatal("the cut changed the scenario it came from")
+			}
+			return
+		}
+	}
+	t.Fatal("no cut to one key")
+}
+
+// TestEventText: --fault-at reads what Event.String writes, and says what
+// is wrong with what it cannot read.
+func TestEventText(t *testing.T) {
+	e := fault.Event{At: 2500 * time.Millisecond, Fault: "kill-primary", Key: LockKey(1)}
+	back, err := fault.ParseEvent(e.String(), LockKey(0))
+	if err != nil || back != e {
+		t.Fatalf("%s read back as %+v, %v", e, back, err)
+	}
+	if d, _ := fault.ParseEvent("clock-jump@1s", LockKey(0)); d.Key != LockKey(0) || d.At != time.Second {
+		t.Fatalf("default key: %+v", d)
+	}
+	for _, bad := range []string{"kill-primary", "no-such-fault@1s", "kill-primary@soon", "kill-primary@-1s"} {
+		if _, err := fault.ParseEvent(bad, LockKey(0)); err == nil {
+			t.Errorf("%q read without an error", bad)
+		}
+	}
+	s := Scenario{Server: "valkey-9.1", Topology: "sentinel", Faults: []string{"kill-primary"}, Duration: 10 * time.Second,
+		Events: []fault.Event{{At: 11 * time.Second, Fault: "kill-primary", Key: LockKey(0)}}}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "outside the run") {
+		t.Fatalf("a step past the run's end: %v", err)
+	}
+	s.Events[0] = fault.Event{At: time.Second, Fault: "clock-jump", Key: LockKey(0)}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "not among the scenario's faults") {
+		t.Fatalf("a step of a fault not listed: %v", err)
+	}
+}
+
+func containsCut(cuts []Cut, what string) bool {
+	for _, c := range cuts {
+		if strings.Contains(c.What, what) {
+			return true
+		}
+	}
+	return false
+}
