@@ -58,74 +58,12 @@ func (o ShrinkOptions) withDefaults() ShrinkOptions {
 	return o
 }
 
-// Size is how big a run is to a reader of a bug report.
-type Size struct {
-	Clients    int     `json:"clients"`
-	Keys       int     `json:"keys"`
-	Ops        int     `json:"ops"`
-	FaultSteps int     `json:"fault_steps"`
-	Seconds    float64 `json:"seconds"`
-}
-
-// SizeOf measures a run from its result.json.
-func SizeOf(r reports.RunResult) Size {
-	return Size{Clients: r.Clients, Keys: r.Keys, Ops: r.Ops, FaultSteps: len(r.Injected), Seconds: float64(r.DurationMs) / 1000}
-}
-
-func (z Size) String() string {
-	return fmt.Sprintf("%d clients, %d keys, %d operations, %d fault steps, %.1f s", z.Clients, z.Keys, z.Ops, z.FaultSteps, z.Seconds)
-}
-
-// ShrinkStep is one cut tried: kept when every one of its runs showed the
-// kind.
-type ShrinkStep struct {
-	What       string  `json:"what"`
-	Kept       bool    `json:"kept"`
-	Reproduced int     `json:"reproduced"`
-	Runs       int     `json:"runs"`
-	Size       *Size   `json:"size,omitempty"`
-	Seconds    float64 `json:"seconds"`
-}
-
-// Shrunk is shrink.json: what was kept, how much smaller it is, and how
-// often it reproduces.
-type Shrunk struct {
-	From   string `json:"from"`
-	Kind   string `json:"kind"`
-	Before Size   `json:"before"`
-	After  Size   `json:"after"`
-	// Reproduced of Runs: the confirmation replays of the reproducer
-	// that showed the kind; Confirmed when at least Need did.
-	Reproduced int  `json:"reproduced"`
-	Runs       int  `json:"runs"`
-	Confirmed  bool `json:"confirmed"`
-	// Command runs the reproducer; lockcheck replay OUT does too.
-	Command string `json:"command"`
-	// Ended says why the search stopped: no cut left showed the kind, the
-	// budget, or an interrupt.
-	Ended   string       `json:"ended"`
-	Budget  string       `json:"budget"`
-	Seconds float64      `json:"seconds"`
-	Steps   []ShrinkStep `json:"steps"`
-}
-
-// Ratio is how many times fewer operations the reproducer has.
-func (s Shrunk) Ratio() float64 {
-	if s.After.Ops == 0 {
-		return 0
-	}
-	return float64(s.Before.Ops) / float64(s.After.Ops)
-}
-
-// ShrinkFileName is the shrink's summary in its folder.
-const ShrinkFileName = "shrink.json"
-
 // candidate is a scenario that showed the kind, with the folder of the
 // run that did and what that run measured.
 type candidate struct {
 	s    scenarios.Scenario
 	dir  string
-	size Size
+	size reports.Size
 	// seen is when the kind was first found in that run; wall is how long
 	// the run took, start-up included.
 	seen time.Duration
@@ -149,7 +87,7 @@ type shrinker struct {
 // reproduces less than Need times). Ctrl-C (ctx ended) keeps the best
 // found so far, unconfirmed. Out ends as the reproducer's run folder
 // with shrink.json beside its files.
-func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOptions) (*Shrunk, error) {
+func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOptions) (*reports.Shrunk, error) {
 	o = o.withDefaults()
 	f, err := scenarios.LoadRunFile(filepath.Join(from, scenarios.RunFileName))
 	if err != nil {
@@ -179,7 +117,7 @@ func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOpti
 		return nil, err
 	}
 	sh := &shrinker{eng: eng, o: o, start: time.Now()}
-	res := &Shrunk{From: from, Kind: o.Kind, Before: SizeOf(orig), Budget: o.Budget.String()}
+	res := &reports.Shrunk{From: from, Kind: o.Kind, Before: reports.SizeOf(orig), Budget: o.Budget.String()}
 	fmt.Fprintf(o.Progress, "shrink %s: keep %s; before: %s; budget %s\n", from, o.Kind, res.Before, o.Budget)
 
 	kept := []candidate{{s: pinned, size: res.Before, seen: firstSeen(orig, o.Kind), wall: time.Duration(orig.DurationMs)*time.Millisecond + 5*time.Second}}
@@ -202,7 +140,7 @@ search:
 			}
 			began := time.Now()
 			c, shown, runs, err := sh.try(ctx, cut, best)
-			step := ShrinkStep{What: cut.What, Reproduced: shown, Runs: runs, Seconds: time.Since(began).Seconds()}
+			step := reports.ShrinkStep{What: cut.What, Reproduced: shown, Runs: runs, Seconds: time.Since(began).Seconds()}
 			if err != nil {
 				if ctx.Err() != nil {
 					res.Ended = "interrupted"
@@ -248,7 +186,7 @@ search:
 		return nil, err
 	}
 	res.Seconds = time.Since(sh.start).Seconds()
-	return res, reports.WriteJSON(filepath.Join(o.Out, ShrinkFileName), res)
+	return res, reports.WriteJSON(filepath.Join(o.Out, reports.ShrinkFileName), res)
 }
 
 // try runs cut's scenario until a run does not show the kind or Tries
@@ -298,7 +236,7 @@ func (sh *shrinker) run(ctx context.Context, s scenarios.Scenario, what string, 
 	if out.Interrupted {
 		return runOutcome{}, context.Canceled
 	}
-	r := runOutcome{candidate: candidate{s: s, dir: dir, size: SizeOf(out.Result), seen: firstSeen(out.Result, sh.o.Kind), wall: time.Since(began)}}
+	r := runOutcome{candidate: candidate{s: s, dir: dir, size: reports.SizeOf(out.Result), seen: firstSeen(out.Result, sh.o.Kind), wall: time.Since(began)}}
 	r.shown = slices.Contains(out.Check.Checks.FailingKinds(), sh.o.Kind)
 	return r, nil
 }
@@ -308,7 +246,7 @@ func (sh *shrinker) run(ctx context.Context, s scenarios.Scenario, what string, 
 // at the budget. It returns the scenario confirmed, or the smallest one
 // unconfirmed when none was (nil when nothing smaller was found and the
 // original could not be confirmed either).
-func (sh *shrinker) confirm(ctx context.Context, kept []candidate, res *Shrunk) (*candidate, error) {
+func (sh *shrinker) confirm(ctx context.Context, kept []candidate, res *reports.Shrunk) (*candidate, error) {
 	o := sh.o
 	for k := len(kept) - 1; k >= 0 && ctx.Err() == nil; k-- {
 		c := kept[k]

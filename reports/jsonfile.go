@@ -20,3 +20,15 @@ func WriteJSON(path string, v any) error {
 	}
 	return nil
 }
+
+// ReadJSON reads path into v; an error names the file.
+func ReadJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s: %w", path, err)
+	}
+	return nil
+}

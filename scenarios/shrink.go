@@ -31,9 +31,10 @@ func Pinned(s Scenario) (Scenario, error) {
 }
 
 // Cuts lists the smaller scenarios to try next from s (resolved, its
-// schedule pinned), in the order they are tried: the workload's noise
-// off first (stalls and pauses make a run's timing vary, and a steadier
-// run makes the later cuts' verdicts surer), then fewer fault steps and
+// schedule pinned), in the order they are tried: a shorter lease first
+// (every later run is shorter), the workload's noise off (stalls and
+// pauses make a run's timing vary, and a steadier run makes the later
+// cuts' verdicts surer), then fewer fault steps and
 // earlier ones, fewer clients and keys, and last a shorter run. seen is
 // the time of the violation in the last run that showed it (from the
 // start): a run need not last much longer. Every cut
@@ -44,6 +45,13 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 	add := func(what string, c Scenario) {
 		if c.Validate() == nil {
 			out = append(out, Cut{What: what, Scenario: c})
+		}
+	}
+	// A shorter lease makes every run shorter: the workload's times and
+	// the fault steps scale with it.
+	for i, ttl := range []time.Duration{max(s.TTL/5, time.Second), max(s.TTL/2, time.Second)} {
+		if ttl < s.TTL && (i == 0 || ttl != max(s.TTL/5, time.Second)) {
+			add(fmt.Sprintf("TTL %s (was %s), the run's times scaled with it", ttl, s.TTL), s.scaled(ttl))
 		}
 	}
 	for _, q := range []struct {
@@ -103,6 +111,28 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 		add(fmt.Sprintf("duration %s (was %s)", d, s.Duration), s.within(d))
 	}
 	return out
+}
+
+// scaled is s with the lease ttl and every time the workload draws from
+// the lease (work, backoff, observations, the write's gap), the run's
+// duration and its fault steps scaled by the same factor.
+func (s Scenario) scaled(ttl time.Duration) Scenario {
+	scale := func(d *time.Duration) {
+		if *d > 0 {
+			*d = time.Duration(float64(*d) * float64(ttl) / float64(s.TTL)).Round(time.Millisecond)
+		}
+	}
+	c := s
+	for _, d := range []*time.Duration{&c.WorkMin, &c.WorkMax, &c.ObserveEvery, &c.BackoffMax, &c.WriteGap, &c.FenceGap, &c.Duration} {
+		scale(d)
+	}
+	c.BackoffMax = max(c.BackoffMax, c.BackoffMin)
+	c.Events = slices.Clone(s.Events)
+	for i := range c.Events {
+		scale(&c.Events[i].At)
+	}
+	c.TTL = ttl
+	return c
 }
 
 // within is s cut to last d, without the fault steps from d on.

@@ -10,7 +10,7 @@ import (
 
 // TestCutsEachTakeSomethingAway: every cut is valid, keeps the seed, and
 // is smaller than the scenario it came from in the way its words say;
-// the noise goes first and the shorter run last.
+// a shorter lease goes first, the noise next and the shorter run last.
 func TestCutsEachTakeSomethingAway(t *testing.T) {
 	s := Scenario{Server: "valkey-9.1", Topology: "sentinel", Client: "native", Faults: []string{"kill-primary", "clock-jump"},
 		Duration: 60 * time.Second, TTL: 2 * time.Second, Seed: 7, Clients: 6, Keys: 3}
@@ -25,8 +25,16 @@ func TestCutsEachTakeSomethingAway(t *testing.T) {
 		t.Fatalf("a pinned scenario's schedule has %d steps, want its %d events", len(got), len(p.Events))
 	}
 	cuts := Cuts(p, 10*time.Second)
-	if len(cuts) == 0 || cuts[0].What != "no stalls" || cuts[len(cuts)-1].What != "duration 21s (was 1m0s)" {
-		t.Fatalf("cuts %v, want the stalls off first and the run cut to 21s (twice the violation's 10s + 1s) last", cuts)
+	var whats []string
+	for _, c := range cuts {
+		whats = append(whats, c.What)
+	}
+	if len(cuts) < 2 || cuts[0].What != "TTL 1s (was 2s), the run's times scaled with it" || cuts[1].What != "no stalls" || cuts[len(cuts)-1].What != "duration 21s (was 1m0s)" {
+		t.Fatalf("cuts %q, want the TTL halved first, the stalls off next and the run cut to 21s (twice the violation's 10s + 1s) last", whats)
+	}
+	half := cuts[0].Scenario
+	if half.Duration != p.Duration/2 || half.WorkMax != p.WorkMax/2 || half.Events[0].At != (p.Events[0].At / 2).Round(time.Millisecond) || half.BackoffMin != p.BackoffMin {
+		t.Errorf("TTL halved: duration %s, work max %s, first step %s, backoff min %s; want the first three halved, the last kept", half.Duration, half.WorkMax, half.Events[0].At, half.BackoffMin)
 	}
 	seen := map[string]bool{}
 	for _, c := range cuts {
@@ -37,7 +45,7 @@ func TestCutsEachTakeSomethingAway(t *testing.T) {
 		if cs.Seed != p.Seed {
 			t.Errorf("%s: seed %d, want %d kept", c.What, cs.Seed, p.Seed)
 		}
-		if cs.Clients > p.Clients || cs.Keys > p.Keys || cs.Duration > p.Duration || len(cs.Events) > len(p.Events) {
+		if cs.Clients > p.Clients || cs.Keys > p.Keys || cs.Duration > p.Duration || cs.TTL > p.TTL || len(cs.Events) > len(p.Events) {
 			t.Errorf("%s: %d clients, %d keys, %s, %d steps: bigger than %d, %d, %s, %d", c.What, cs.Clients, cs.Keys, cs.Duration, len(cs.Events), p.Clients, p.Keys, p.Duration, len(p.Events))
 		}
 		if seen[cs.Command()] {

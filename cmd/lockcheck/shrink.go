@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -19,6 +20,7 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	budget := fs.Duration("budget", 10*time.Minute, "time for the whole shrink, the confirmation included; Ctrl-C keeps the best found so far")
 	tries := fs.Int("tries", 3, "runs in a row that must all show the violation before a cut is kept")
 	confirm := fs.Int("confirm", 10, "replays of the reproducer at the end; at least 9 in 10 must show the violation")
+	table := fs.Bool("table", false, "print a Markdown table of the shrinks in the DIR... given (each a folder lockcheck shrink wrote) and exit")
 	kind := fs.String("kind", "", "finding kind to keep (default double_holder when the run has one, else its first failing kind)")
 	var sf sourceFlags
 	sf.register(fs)
@@ -28,6 +30,9 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
+	}
+	if *table {
+		return shrinkTable(fs.Args(), stdout, stderr)
 	}
 	if fs.NArg() != 1 {
 		return fail(stderr, "shrink wants one violated run folder, got %d arguments: lockcheck shrink DIR", fs.NArg())
@@ -66,5 +71,22 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stdout, "not confirmed: the reproducer showed the violation too rarely, or the shrink ended first")
 		return 1
 	}
+	return 0
+}
+
+// shrinkTable prints the shrinks in dirs as one Markdown table.
+func shrinkTable(dirs []string, stdout, stderr io.Writer) int {
+	if len(dirs) == 0 {
+		return fail(stderr, "--table wants the folders lockcheck shrink wrote: lockcheck shrink --table DIR...")
+	}
+	var rows []reports.Shrunk
+	for _, dir := range dirs {
+		var r reports.Shrunk
+		if err := reports.ReadJSON(filepath.Join(dir, reports.ShrinkFileName), &r); err != nil {
+			return fail(stderr, "%v: give folders lockcheck shrink wrote", err)
+		}
+		rows = append(rows, r)
+	}
+	fmt.Fprint(stdout, reports.ShrinkMarkdown(rows))
 	return 0
 }

@@ -1,0 +1,76 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
+)
+
+// TestShrink shrinks a run of a client that reports every acquire as
+// held, on a real server: the double holder needs two clients and
+// nothing else, so the shrink must end with two clients on one key, the
+// noise off, confirmed in every replay, and a run folder that holds the
+// reproducer and its shrink.json.
+func TestShrink(t *testing.T) {
+	unregister, err := lockclient.Register("test-always-acquires-shrink", lockclient.Traits{}, func(cfg lockclient.Config) (lockclient.Client, error) {
+		c, err := lockclient.NewClient("native", cfg)
+		return alwaysAcquires{c}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unregister)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	build(t, "valkey-9.1")
+	from := filepath.Join(t.TempDir(), "run")
+	s := scenarios.Scenario{Server: "valkey-9.1", Client: "test-always-acquires-shrink", Duration: 20 * time.Second, TTL: time.Second, Seed: 3, Clients: 6, Keys: 4}
+	o, err := Execute(ctx, eng(t), s, Options{Out: from, StopOnViolation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Check.Verdict != "violated" {
+		t.Fatalf("the run to shrink: %s, want violated", o.Check.Verdict)
+	}
+	out := filepath.Join(t.TempDir(), "shrunk")
+	res, err := Shrink(ctx, eng(t), from, ShrinkOptions{Out: out, Budget: 4 * time.Minute, Tries: 1, Confirm: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Confirmed || res.Reproduced != 2 || res.Kind != "double_holder" {
+		t.Fatalf("%+v: want double_holder confirmed in 2 of 2", res)
+	}
+	if res.After.Clients != 2 || res.After.Keys != 1 || res.Before.Clients != 6 {
+		t.Errorf("before %s, after %s: want 6 clients cut to 2 on one key", res.Before, res.After)
+	}
+	f, err := scenarios.LoadRunFile(filepath.Join(out, scenarios.RunFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Scenario; got.StallRate != scenarios.None || got.PauseRate != scenarios.None || got.Clients != 2 {
+		t.Errorf("the reproducer's scenario %s: want the stalls and pauses off and 2 clients", got.Summary())
+	}
+	var back reports.Shrunk
+	b, err := os.ReadFile(filepath.Join(out, reports.ShrinkFileName))
+	if err == nil {
+		err = json.Unmarshal(b, &back)
+	}
+	if err != nil || back.Command != res.Command || len(back.Steps) == 0 {
+		t.Fatalf("shrink.json: %v, %+v", err, back)
+	}
+	if _, err := os.Stat(filepath.Join(out, "tries")); !os.IsNotExist(err) {
+		t.Errorf("tries/ left behind: %v", err)
+	}
+	for _, name := range []string{"history.json", "result.json", "report.html"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Errorf("the reproducer's %s: %v", name, err)
+		}
+	}
+}

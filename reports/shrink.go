@@ -1,0 +1,90 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Size is how big a run is to a reader of a bug report.
+type Size struct {
+	Clients    int     `json:"clients"`
+	Keys       int     `json:"keys"`
+	Ops        int     `json:"ops"`
+	FaultSteps int     `json:"fault_steps"`
+	Seconds    float64 `json:"seconds"`
+}
+
+// SizeOf measures a run from its result.json.
+func SizeOf(r RunResult) Size {
+	return Size{Clients: r.Clients, Keys: r.Keys, Ops: r.Ops, FaultSteps: len(r.Injected), Seconds: float64(r.DurationMs) / 1000}
+}
+
+func (z Size) String() string {
+	return fmt.Sprintf("%d clients, %d keys, %d operations, %d fault steps, %.1f s", z.Clients, z.Keys, z.Ops, z.FaultSteps, z.Seconds)
+}
+
+// ShrinkStep is one cut tried: kept when every one of its runs showed the
+// kind.
+type ShrinkStep struct {
+	What       string  `json:"what"`
+	Kept       bool    `json:"kept"`
+	Reproduced int     `json:"reproduced"`
+	Runs       int     `json:"runs"`
+	Size       *Size   `json:"size,omitempty"`
+	Seconds    float64 `json:"seconds"`
+}
+
+// Shrunk is shrink.json: what was kept, how much smaller it is, and how
+// often it reproduces.
+type Shrunk struct {
+	From   string `json:"from"`
+	Kind   string `json:"kind"`
+	Before Size   `json:"before"`
+	After  Size   `json:"after"`
+	// Reproduced of Runs: the confirmation replays of the reproducer
+	// that showed the kind; Confirmed when at least Need did.
+	Reproduced int  `json:"reproduced"`
+	Runs       int  `json:"runs"`
+	Confirmed  bool `json:"confirmed"`
+	// Command runs the reproducer; lockcheck replay OUT does too.
+	Command string `json:"command"`
+	// Ended says why the search stopped: no cut left showed the kind, the
+	// budget, or an interrupt.
+	Ended   string       `json:"ended"`
+	Budget  string       `json:"budget"`
+	Seconds float64      `json:"seconds"`
+	Steps   []ShrinkStep `json:"steps"`
+}
+
+// Ratio is how many times fewer operations the reproducer has.
+func (s Shrunk) Ratio() float64 {
+	if s.After.Ops == 0 {
+		return 0
+	}
+	return float64(s.Before.Ops) / float64(s.After.Ops)
+}
+
+// ShrinkFileName is the shrink's summary in its folder.
+const ShrinkFileName = "shrink.json"
+
+// ShrinkMarkdown is a table of shrinks, one row each: the run it came
+// from, the kind kept, before and after, how much smaller, and how often
+// the reproducer showed it.
+func ShrinkMarkdown(rows []Shrunk) string {
+	var b strings.Builder
+	b.WriteString("| run | kind | before: clients, keys, ops, fault steps, s | after | fewer ops | reproduced | took | ended |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		after, ratio := "none kept", "-"
+		if r.Command != "" {
+			after, ratio = r.After.short(), fmt.Sprintf("%.1fx", r.Ratio())
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d of %d | %.0f s of %s | %s |\n",
+			r.From, r.Kind, r.Before.short(), after, ratio, r.Reproduced, r.Runs, r.Seconds, r.Budget, r.Ended)
+	}
+	return b.String()
+}
+
+func (z Size) short() string {
+	return fmt.Sprintf("%d, %d, %d, %d, %.1f", z.Clients, z.Keys, z.Ops, z.FaultSteps, z.Seconds)
+}
