@@ -33,7 +33,7 @@ func TestCutsEachTakeSomethingAway(t *testing.T) {
 		t.Fatalf("cuts %q, want the TTL halved first, the stalls off next and the run cut to 21s (twice the violation's 10s + 1s) last", whats)
 	}
 	half := cuts[0].Scenario
-	if half.Duration != p.Duration/2 || half.WorkMax != p.WorkMax/2 || half.Events[0].At != (p.Events[0].At / 2).Round(time.Millisecond) || half.BackoffMin != p.BackoffMin {
+	if half.Duration != p.Duration/2 || half.WorkMax != p.WorkMax/2 || half.Events[0].At != (p.Events[0].At/2).Round(time.Millisecond) || half.BackoffMin != p.BackoffMin {
 		t.Errorf("TTL halved: duration %s, work max %s, first step %s, backoff min %s; want the first three halved, the last kept", half.Duration, half.WorkMax, half.Events[0].At, half.BackoffMin)
 	}
 	seen := map[string]bool{}
