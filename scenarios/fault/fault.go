@@ -121,14 +121,27 @@ var failsOver = []topology.Kind{topology.Sentinel, topology.Cluster}
 var anyKind = []topology.Kind{topology.Standalone, topology.Replicated, topology.Sentinel, topology.Cluster, topology.Redlock}
 var redlockOnly = []topology.Kind{topology.Redlock}
 
-// faultBase gives a fault its name and the kinds it fits.
+// faultBase gives a fault its name, the kinds it fits and its one-line
+// description.
 type faultBase struct {
 	name  string
 	kinds []topology.Kind
+	doc   string
 }
 
 func (f faultBase) Name() string                   { return f.name }
 func (f faultBase) Available(k topology.Kind) bool { return slices.Contains(f.kinds, k) }
+
+// Description says in one line what the fault does and how it ends: the
+// reference pages (lockcheck docs) are written from it, so that what they
+// say about a fault lives beside its code.
+func (f faultBase) Description() string { return f.doc }
+
+// Describer is a fault that says what it does in one line. Every built-in
+// fault is one; a fault a test registers need not be.
+type Describer interface {
+	Description() string
+}
 
 // cleanup is a context for putting things back after ctx ended.
 func cleanup(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -16,7 +16,7 @@ import (
 // its work and the others, still polling, find the lock free: a lease set
 // after the jump is measured on the jumped clock and does not end early.
 // Stopped early (ctx ended), it puts the clock back and returns nil.
-var ClockJump Fault = clockJump{faultBase{"clock-jump", anyKind}}
+var ClockJump Fault = clockJump{faultBase{"clock-jump", anyKind, "moves the key's primary's wall clock forward by 2 TTL right after an acquire there, for max(2 TTL, 2 s): its leases end at once; then the clock goes back"}}
 
 type clockJump struct{ faultBase }
 
@@ -43,7 +43,7 @@ func (f clockJump) Inject(ctx context.Context, env Env) error {
 
 // ClockStrobe makes the key's primary's clock oscillate: forward past the
 // TTL, back to true, behind, and true again, every quarter second.
-var ClockStrobe Fault = clockStrobe{faultBase{"clock-strobe", anyKind}}
+var ClockStrobe Fault = clockStrobe{faultBase{"clock-strobe", anyKind, "cycles the key's primary's clock offset through +1.5 TTL, 0, -TTL/2, 0 every 250 ms for max(3 TTL, 3 s); then the clock goes back"}}
 
 type clockStrobe struct{ faultBase }
 
@@ -76,7 +76,7 @@ func resetClock(ctx context.Context, n *topology.Node) {
 
 // ScriptFlush empties the script cache on every server, as a restart or a
 // failover does: EVALSHA answers NOSCRIPT until a script is loaded again.
-var ScriptFlush Fault = scriptFlush{faultBase{"script-flush", anyKind}}
+var ScriptFlush Fault = scriptFlush{faultBase{"script-flush", anyKind, "SCRIPT FLUSH on every server, as a restart or failover empties the script cache: EVALSHA answers NOSCRIPT"}}
 
 type scriptFlush struct{ faultBase }
 

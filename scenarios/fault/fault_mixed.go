@@ -14,7 +14,7 @@ import (
 // the one it picks. Clients that use commands the old build lacks (DELIFEQ
 // on 8.1) then meet unknown-command errors. It returns once the old
 // primary serves as a replica.
-var MixedVersion Fault = mixedVersion{faultBase{"mixed-version", []topology.Kind{topology.Sentinel}}}
+var MixedVersion Fault = mixedVersion{faultBase{"mixed-version", []topology.Kind{topology.Sentinel}, "SENTINEL FAILOVER onto the one replica on an older build (the others at replica-priority 0): a rolling upgrade caught half way"}}
 
 type mixedVersion struct{ faultBase }
 

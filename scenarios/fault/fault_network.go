@@ -20,18 +20,18 @@ import (
 // trip then takes 0.2 to 1.8 call timeouts, so some commands time out
 // after they took effect, and the client must not take a timed-out
 // acquire for a failed one (or a held one).
-var Latency Fault = latency{faultBase{"latency", anyKind}}
+var Latency Fault = latency{faultBase{"latency", anyKind, "for 5 s delays every chunk between the clients and the key's primary by half the call timeout, ±40 %, each way: some commands time out after they took effect"}}
 
 // BlackholePrimary swallows every byte between the clients and the key's
 // primary for 4 s, keeping their connections open: the primary answers
 // no client but still talks to its replicas and sentinels, so no failover
 // comes; the clients' calls time out with unknown outcomes.
-var BlackholePrimary Fault = blackholePrimary{faultBase{"blackhole-primary", anyKind}}
+var BlackholePrimary Fault = blackholePrimary{faultBase{"blackhole-primary", anyKind, "for 4 s swallows every byte between the clients and the key's primary, connections kept; the primary still talks to its replicas and sentinels, so no failover comes"}}
 
 // ResetConnections resets (TCP RST) every client connection to the key's
 // primary every 100 ms for 2 s: commands in flight are cut with
 // unknown outcomes, and clients reconnect.
-var ResetConnections Fault = resetConnections{faultBase{"reset-connections", anyKind}}
+var ResetConnections Fault = resetConnections{faultBase{"reset-connections", anyKind, "for 2 s, every 100 ms, resets (TCP RST) every client connection to the key's primary, cutting commands in flight"}}
 
 var networkFaults = []string{Latency.Name(), BlackholePrimary.Name(), ResetConnections.Name()}
 

@@ -25,7 +25,7 @@ import (
 // until the replicas' copy of the last lock has expired. The killed node
 // comes back empty, or with its AOF when the run turns AOF on, and rejoins
 // as a replica.
-var KillPrimary Fault = killPrimary{faultBase{"kill-primary", failsOver}}
+var KillPrimary Fault = killPrimary{faultBase{"kill-primary", failsOver, "holds the acquires back until the key is free everywhere, cuts replication, and SIGKILLs the key's primary right after the next acquire: a replica that never saw the lock is promoted; the killed node comes back (empty, or with its AOF) as a replica"}}
 
 type killPrimary struct{ faultBase }
 
@@ -126,7 +126,7 @@ func awaitFree(ctx context.Context, t *topology.Topology, key string, limit time
 
 // Failover is a clean, operator-started failover: SENTINEL FAILOVER, or
 // CLUSTER FAILOVER on a replica of the key's primary.
-var Failover Fault = failover{faultBase{"failover", failsOver}}
+var Failover Fault = failover{faultBase{"failover", failsOver, "an operator's clean failover: SENTINEL FAILOVER, or CLUSTER FAILOVER on a replica of the key's primary; over once the old primary serves as a replica"}}
 
 type failover struct{ faultBase }
 
@@ -160,7 +160,7 @@ func (f failover) Inject(ctx context.Context, env Env) error {
 // PausePrimary stops the key's primary with SIGSTOP for longer than the
 // failure detection time, then continues it: the old primary wakes up next
 // to a new one, and clients still connected to it may be served by it.
-var PausePrimary Fault = pausePrimary{faultBase{"pause-primary", replicated}}
+var PausePrimary Fault = pausePrimary{faultBase{"pause-primary", replicated, "SIGSTOPs the key's primary for 4 s, past failure detection, then SIGCONTs it: it wakes beside a new primary"}}
 
 type pausePrimary struct{ faultBase }
 
@@ -190,7 +190,7 @@ func (f pausePrimary) Inject(ctx context.Context, env Env) error {
 // PartitionPrimary cuts the key's primary off from its replicas and the
 // sentinels while clients on the host still reach it, for longer than the
 // failure detection time, then heals.
-var PartitionPrimary Fault = partitionPrimary{faultBase{"partition-primary", replicated}}
+var PartitionPrimary Fault = partitionPrimary{faultBase{"partition-primary", replicated, "cuts the key's primary off from its replicas and sentinels for 4 s while clients still reach it, then heals"}}
 
 type partitionPrimary struct{ faultBase }
 

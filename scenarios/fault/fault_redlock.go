@@ -23,18 +23,18 @@ import (
 // KillNode SIGKILLs one node of the holder's majority and starts it again
 // at once: it keeps what it wrote when AOF is on (the kernel has the
 // file, whatever the fsync policy), nothing without AOF.
-var KillNode Fault = redlockFault{faultBase{"kill-node", redlockOnly}, "SIGKILL, back at once",
+var KillNode Fault = redlockFault{faultBase{"kill-node", redlockOnly, "with the next lock on a bare majority, SIGKILLs one node of it and starts it at once: it keeps its AOF under --aof, nothing without"}, "SIGKILL, back at once",
 	func(ctx context.Context, env Env, n *topology.Node) error { return n.Crash(ctx, 0, false) }}
 
 // CrashRestart is a power loss of one node of the holder's majority, back
 // at once: it keeps only what was synced (topology.Node.Crash).
-var CrashRestart Fault = redlockFault{faultBase{"crash-restart", redlockOnly}, "power loss, back at once",
+var CrashRestart Fault = redlockFault{faultBase{"crash-restart", redlockOnly, "with the next lock on a bare majority, a power loss of one node of it, back at once: it keeps only what was synced (--aof --fsync always)"}, "power loss, back at once",
 	func(ctx context.Context, env Env, n *topology.Node) error { return n.Crash(ctx, 0, true) }}
 
 // CrashRestartLate is CrashRestart with the node kept down until every
 // lease it can have held has ended (TTL + 500 ms): the delayed restart
 // Redlock asks for when writes are not synced.
-var CrashRestartLate Fault = redlockFault{faultBase{"crash-restart-late", redlockOnly}, "power loss, back after the TTL",
+var CrashRestartLate Fault = redlockFault{faultBase{"crash-restart-late", redlockOnly, "as crash-restart, but the node stays down for TTL + 500 ms: every lease it held has ended when it is back"}, "power loss, back after the TTL",
 	func(ctx context.Context, env Env, n *topology.Node) error {
 		return n.Crash(ctx, env.TTL+500*time.Millisecond, true)
 	}}
@@ -42,7 +42,7 @@ var CrashRestartLate Fault = redlockFault{faultBase{"crash-restart-late", redloc
 // ClockJumpNode moves one node of the holder's majority's clock forward by
 // twice the TTL for max(2 TTL, 2 s): the holder's key there expires at
 // once, a minority's clock trouble.
-var ClockJumpNode Fault = redlockFault{faultBase{"clock-jump-node", redlockOnly}, "clock +2 TTL",
+var ClockJumpNode Fault = redlockFault{faultBase{"clock-jump-node", redlockOnly, "with the next lock on a bare majority, moves one node's clock forward by 2 TTL for max(2 TTL, 2 s): its copy of the lock expires at once"}, "clock +2 TTL",
 	func(ctx context.Context, env Env, n *topology.Node) error {
 		defer resetClock(ctx, n)
 		if err := n.SetClockOffset(ctx, 2*env.TTL); err != nil && ctx.Err() == nil {

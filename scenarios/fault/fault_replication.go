@@ -19,7 +19,7 @@ import (
 // is on the primary alone, and WAIT 1 after it answers 0 once its timeout
 // runs out; the client's WAIT policy (go on, or give the lock back and
 // report the acquire failed) decides what the acquire then reports.
-var SlowReplication Fault = slowReplication{faultBase{"slow-replication", replicated}}
+var SlowReplication Fault = slowReplication{faultBase{"slow-replication", replicated, "for 3 s the primary's replicas drop its packets (and it theirs), shorter than any detection timeout: nothing fails over, and WAIT after an acquire falls short"}}
 
 type slowReplication struct{ faultBase }
 
@@ -54,7 +54,7 @@ func (f slowReplication) Inject(ctx context.Context, env Env) (err error) {
 // turns it into a replica after the heal; a lock taken on it meanwhile
 // and another taken on the new primary are two holders. (partition-primary
 // cuts the primary off from its replicas too.)
-var PartitionSentinels Fault = partitionSentinels{faultBase{"partition-sentinels", []topology.Kind{topology.Sentinel}}}
+var PartitionSentinels Fault = partitionSentinels{faultBase{"partition-sentinels", []topology.Kind{topology.Sentinel}, "for 8 s cuts the sentinels off from the key's primary only: they promote a replica while the old primary still serves its clients, until the heal demotes it"}}
 
 type partitionSentinels struct{ faultBase }
 

@@ -36,7 +36,7 @@ import (
 // links show. A step that fails otherwise (a server that does not start
 // at all, a failover refused) puts a moved node back on its old build
 // and ends the upgrade there.
-var RollingUpgrade Fault = rollingUpgrade{faultBase{"rolling-upgrade", []topology.Kind{topology.Replicated, topology.Sentinel, topology.Cluster}}}
+var RollingUpgrade Fault = rollingUpgrade{faultBase{"rolling-upgrade", []topology.Kind{topology.Replicated, topology.Sentinel, topology.Cluster}, "moves every node onto another build one at a time (replicas, a failover, the old primary, the sentinels); only through lockcheck upgrade, and the run ends with its last step"}}
 
 // UpgradeHold is how long each upgrade step's state lasts at least once
 // the topology is healthy again; two TTLs when that is longer, so that

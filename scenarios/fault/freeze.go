@@ -48,7 +48,7 @@ func (f *Freezer) Take(worker int) time.Duration {
 // adapter stopped mid-request): its lease runs out, another client takes
 // the lock, and the frozen one wakes up and goes on, believing it still
 // holds. Only a fence checked by the resource stops its write.
-var PauseClient Fault = pauseClient{faultBase{"pause-client", anyKind}}
+var PauseClient Fault = pauseClient{faultBase{"pause-client", anyKind, "freezes one lock holder for 2 TTL mid-work or inside its extend or release, then lets it go on believing it holds"}}
 
 type pauseClient struct{ faultBase }
 

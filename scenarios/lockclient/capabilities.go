@@ -27,6 +27,10 @@ var since = map[Capability]string{
 	CapLua:     "EVAL; absent from builds without the Lua engine",
 }
 
+// Since says which builds have the capability, as the refusal line and
+// the reference pages name them.
+func (c Capability) Since() string { return since[c] }
+
 // Capabilities is what one server answered to the probe.
 type Capabilities map[Capability]bool
 

@@ -26,7 +26,16 @@ type kindSpec struct {
 	// opaque marks a kind whose lock key or stored value is its own, not
 	// the key and token the history names: the observer cannot read it.
 	opaque bool
-	build  func(name string, cfg Config) (Client, error)
+	// doc says in one line what the kind is: its commands, or a mutant's
+	// bug. The reference pages (lockcheck docs) are written from it.
+	doc   string
+	build func(name string, cfg Config) (Client, error)
+}
+
+// about returns k with its one-line description.
+func (k kindSpec) about(doc string) kindSpec {
+	k.doc = doc
+	return k
 }
 
 // cmdKind builds a command-level client from its steps.
@@ -53,43 +62,43 @@ var registryMu sync.RWMutex
 // registry holds every built-in kind, and the kinds Register added. Adding
 // a built-in kind is one entry.
 var registry = map[string]kindSpec{
-	"native": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseDELIFEQ)),
-	"fenced": cmdKind(nativeNeeds, true, fixed(fencedAcquire, extendIFEQ, releaseDELIFEQ)),
-	"delex":  cmdKind([]Capability{CapIFEQ, CapDELEX}, false, fixed(setNX, extendIFEQ, releaseDELEX)),
-	"lua":    {needs: luaNeeds, build: newLuaClient},
+	"native": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseDELIFEQ)).about("SET NX PX to acquire, SET IFEQ PX to extend, DELIFEQ to release; no fence"),
+	"fenced": cmdKind(nativeNeeds, true, fixed(fencedAcquire, extendIFEQ, releaseDELIFEQ)).about("acquires with MULTI SET NX PX + INCR EXEC: the fence, which the resource checks; extends and releases as native"),
+	"delex":  cmdKind([]Capability{CapIFEQ, CapDELEX}, false, fixed(setNX, extendIFEQ, releaseDELEX)).about("as native, but releases with DELEX IFEQ"),
+	"lua":    {needs: luaNeeds, build: newLuaClient, doc: "the Redis-era compare-and-pexpire and compare-and-delete scripts through EVALSHA, with EVAL on NOSCRIPT"},
 
-	"mutant-del":            cmdKind([]Capability{CapIFEQ}, false, fixed(setNX, extendIFEQ, releaseDEL)),
-	"mutant-extend-nopx":    cmdKind(nativeNeeds, false, fixed(setNX, extendNoPX, releaseDELIFEQ)),
-	"mutant-extend-keepttl": cmdKind(nativeNeeds, false, fixed(setNX, extendKeepTTL, releaseDELIFEQ)),
+	"mutant-del":            cmdKind([]Capability{CapIFEQ}, false, fixed(setNX, extendIFEQ, releaseDEL)).about("bug: releases with a plain DEL, deleting whichever client's lock is there"),
+	"mutant-extend-nopx":    cmdKind(nativeNeeds, false, fixed(setNX, extendNoPX, releaseDELIFEQ)).about("bug: extends with SET IFEQ and no PX, which drops the TTL"),
+	"mutant-extend-keepttl": cmdKind(nativeNeeds, false, fixed(setNX, extendKeepTTL, releaseDELIFEQ)).about("bug: extends with KEEPTTL, so the deadline does not move"),
 	"mutant-fence-outside": cmdKind(nativeNeeds, true, func(cfg Config) (acquireStep, extendStep, releaseStep) {
 		return fenceOutside(cfg), extendIFEQ, releaseDELIFEQ
-	}),
-	"mutant-reacquire": cmdKind(nativeNeeds, false, fixed(setNX, reacquireOnNil(extendIFEQ), releaseDELIFEQ)),
+	}).about("bug: draws the fence with an INCR after the SET, not in one MULTI"),
+	"mutant-reacquire": cmdKind(nativeNeeds, false, fixed(setNX, reacquireOnNil(extendIFEQ), releaseDELIFEQ)).about("bug: hides a nil extend behind a quiet SET NX and reports the extend done"),
 	"mutant-setnx-expire": cmdKind([]Capability{CapDELIFEQ}, false, func(cfg Config) (acquireStep, extendStep, releaseStep) {
 		return setNXThenExpire(cfg), extendIFEQ, releaseDELIFEQ
-	}),
+	}).about("bug: acquires with SET NX, then PEXPIRE: frozen between them, the key has no expiry"),
 	"mutant-release-get-del": cmdKind([]Capability{CapIFEQ}, false, func(cfg Config) (acquireStep, extendStep, releaseStep) {
 		return setNX, extendIFEQ, releaseGetThenDel(cfg)
-	}),
-	"mutant-extend-blind":          cmdKind([]Capability{CapDELIFEQ}, false, fixed(setNX, extendBlind, releaseDELIFEQ)),
-	"mutant-extend-ignores-reply":  cmdKind(nativeNeeds, false, fixed(setNX, ignoreReply(extendIFEQ), releaseDELIFEQ)),
-	"mutant-shared-token":          {needs: nativeNeeds, build: newSharedTokenClient},
-	"mutant-timeout-held":          cmdKind(nativeNeeds, false, fixed(timeoutHeld(setNX), extendIFEQ, releaseDELIFEQ)),
-	"mutant-release-fallback-del":  cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseFallbackDEL)),
-	"mutant-release-ignores-reply": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseIgnoresReply)),
-	"mutant-extend-overwrite":      cmdKind(nativeNeeds, false, fixed(setNX, extendOverwrite, releaseDELIFEQ)),
+	}).about("bug: releases with GET, compare, then DEL: frozen between them, it deletes the next holder's lock"),
+	"mutant-extend-blind":          cmdKind([]Capability{CapDELIFEQ}, false, fixed(setNX, extendBlind, releaseDELIFEQ)).about("bug: extends with PEXPIRE, never comparing the value: it extends the next holder's lock"),
+	"mutant-extend-ignores-reply":  cmdKind(nativeNeeds, false, fixed(setNX, ignoreReply(extendIFEQ), releaseDELIFEQ)).about("bug: reads a nil extend as success and goes on believing it holds"),
+	"mutant-shared-token":          {needs: nativeNeeds, build: newSharedTokenClient, doc: "bug: stores one value for every acquisition, so a stalled holder's extend and release act on the next holder's lock"},
+	"mutant-timeout-held":          cmdKind(nativeNeeds, false, fixed(timeoutHeld(setNX), extendIFEQ, releaseDELIFEQ)).about("bug: takes an acquire that got no reply in time for one that succeeded"),
+	"mutant-release-fallback-del":  cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseFallbackDEL)).about("bug: when DELIFEQ answers 0, deletes the key with a plain DEL: the next holder's lock"),
+	"mutant-release-ignores-reply": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseIgnoresReply)).about("bug: reads DELIFEQ's 0 as success: a lost lock is reported released"),
+	"mutant-extend-overwrite":      cmdKind(nativeNeeds, false, fixed(setNX, extendOverwrite, releaseDELIFEQ)).about("bug: extends with SET key token PX, without IFEQ: after its lease it takes the key from the next holder"),
 	"mutant-extend-get-pexpire": cmdKind([]Capability{CapDELIFEQ}, false, func(cfg Config) (acquireStep, extendStep, releaseStep) {
 		return setNX, extendGetThenPexpire(cfg), releaseDELIFEQ
-	}),
+	}).about("bug: extends with GET, compare, then PEXPIRE: frozen between them past its lease, it extends the next holder's lock"),
 
-	"redlock":                    redlockKind(redlockBug{}),
-	"mutant-redlock-no-validity": redlockKind(redlockBug{noValidity: true}),
-	"mutant-redlock-any-node":    redlockKind(redlockBug{anyNode: true}),
-	"mutant-redlock-fixed-token": redlockKind(redlockBug{fixedToken: true}),
+	"redlock":                    redlockKind(redlockBug{}).about("the published Redlock algorithm over independent primaries: SET NX PX on every node, held when a majority said OK within the validity time"),
+	"mutant-redlock-no-validity": redlockKind(redlockBug{noValidity: true}).about("bug: Redlock that takes a majority's OK for a hold whatever time the acquire took"),
+	"mutant-redlock-any-node":    redlockKind(redlockBug{anyNode: true}).about("bug: Redlock that takes one node's OK for a hold"),
+	"mutant-redlock-fixed-token": redlockKind(redlockBug{fixedToken: true}).about("bug: Redlock with one value for every acquisition of every client"),
 
-	"redsync":    {needs: luaNeeds, library: true, majority: true, build: newRedsync},
-	"redislock":  {needs: luaNeeds, library: true, build: newRedislock},
-	"valkeylock": {needs: luaNeeds, library: true, opaque: true, build: newValkeylock},
+	"redsync":    {needs: luaNeeds, library: true, majority: true, build: newRedsync, doc: "go-redsync/redsync v4 with its valkey-go pool; one pool per node on a redlock topology"},
+	"redislock":  {needs: luaNeeds, library: true, build: newRedislock, doc: "bsm/redislock on go-redis v9 (Lua to obtain, refresh and release)"},
+	"valkeylock": {needs: luaNeeds, library: true, opaque: true, build: newValkeylock, doc: "valkey-go's valkeylock; its adapter lets a lock the workload neither extends nor releases lapse after its TTL"},
 }
 
 // Kinds lists the built-in client kinds, sorted; "external:CMD" is the one
@@ -170,6 +179,18 @@ type Traits struct {
 	// the key the workload named holding the token the client returned,
 	// so the observer does not read the key.
 	Opaque bool
+	// Doc says in one line what the kind is, for lockcheck docs.
+	Doc string
+}
+
+// TraitsOf says what a built-in or registered kind is; ok is false for an
+// unknown kind.
+func TraitsOf(kind string) (tr Traits, ok bool) {
+	spec, ok := lookup(kind)
+	if !ok {
+		return Traits{}, false
+	}
+	return Traits{Needs: spec.needs, Fenced: spec.fenced, Library: spec.library, Opaque: spec.opaque, Doc: spec.doc}, true
 }
 
 // Register adds a client kind with traits tr, built by build, until the
@@ -185,7 +206,7 @@ func Register(kind string, tr Traits, build func(cfg Config) (Client, error)) (u
 	if _, ok := registry[kind]; ok {
 		return nil, fmt.Errorf("client kind %q is taken", kind)
 	}
-	registry[kind] = kindSpec{needs: tr.Needs, fenced: tr.Fenced, library: tr.Library, opaque: tr.Opaque,
+	registry[kind] = kindSpec{needs: tr.Needs, fenced: tr.Fenced, library: tr.Library, opaque: tr.Opaque, doc: tr.Doc,
 		build: func(_ string, cfg Config) (Client, error) { return build(cfg) }}
 	return func() {
 		registryMu.Lock()
