@@ -8,6 +8,7 @@
 #   make claims  the article's claims about Redlock, each over 20 seeds: out/claims/claims.md
 #   make mitigations  the failover race under each mitigation, 20 seeds each: out/mitigations/mitigations.md
 #   make false-alarms  the correct clients in the same workload: out/false-alarms/false-alarms.md
+#   make docs    the reference pages generated from the code: docs/reference
 #
 # Both need root (apt-get, debootstrap) and a running Docker engine.
 
@@ -17,7 +18,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations clean
+.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations docs clean
 
 all: build
 
@@ -102,6 +103,12 @@ claims: images
 # three at once. A measurement for the README, not a test.
 mitigations: images
 	$(BIN) claims --table mitigations --out $(OUT)/mitigations $(CLAIMSFLAGS)
+
+# docs writes the reference pages generated from the code (every
+# command's flags, the faults, the clients) into docs/reference; go test
+# ./cmd/lockcheck fails while the committed pages differ from them.
+docs:
+	$(GO) run ./cmd/lockcheck docs
 
 # clean removes every container and network an aborted run left behind,
 # and the root filesystems of an image build that was killed.

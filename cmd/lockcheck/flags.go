@@ -24,6 +24,10 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 // parse parses flags and reports whether the command should go on; code is
 // the exit code when it should not.
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, code int) {
+	if sink, isSink := stderr.(*flagSink); isSink {
+		sink.fs = fs
+		return false, 0
+	}
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	fs.SetOutput(stderr)
@@ -55,13 +59,18 @@ type sourceFlags struct {
 const RegistryEnv = "LOCKCHECK_REGISTRY"
 
 func (s *sourceFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.registry, "registry", os.Getenv(RegistryEnv), "HOST:PORT: pull official images (valkey/valkey:9.1.3...) from this registry, before images built here (default $"+RegistryEnv+")")
+	// The environment is read in sources, not here: a flag's default is
+	// the same on every machine, as the CLI reference shows it.
+	fs.StringVar(&s.registry, "registry", "", "HOST:PORT: pull official images (valkey/valkey:9.1.3...) from this registry, before images built here (default $"+RegistryEnv+")")
 	fs.Var(&s.binaries, "server-binary", "NAME=PATH: run a valkey-server built elsewhere as build NAME (repeatable)")
 	fs.Var(&s.tags, "image", "NAME=TAG: use a local image for build NAME (repeatable)")
 }
 
 // sources checks the flags and returns them as topology.Sources.
 func (s *sourceFlags) sources() (topology.Sources, error) {
+	if s.registry == "" {
+		s.registry = os.Getenv(RegistryEnv)
+	}
 	src := topology.Sources{Tags: map[string]string{}, Binaries: map[string]string{}, Registry: s.registry}
 	if r := s.registry; r != "" && (strings.Contains(r, "/") || !strings.Contains(r, ":")) {
 		return src, fmt.Errorf("--registry %q: want HOST:PORT, e.g. 127.0.0.1:5000", r)

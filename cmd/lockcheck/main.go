@@ -38,6 +38,7 @@ func commands() []command {
 		{"catch-rate", "run each mutant and its control over seeded runs of its randomized scenario; writes catch-rate.md", runCatchRate},
 		{"claims", "run each of the article's claims about Redlock over seeded runs of the scenario that tests it, and each Redlock mutant; writes claims.md", runClaims},
 		{"false-alarms", "run the correct clients over seeded runs of the default workload on standalone and sentinel; writes false-alarms.md", runFalseAlarms},
+		{"docs", "write the reference pages generated from the code: every command's flags, the faults, the clients", runDocs},
 	}
 }
 
