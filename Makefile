@@ -8,6 +8,7 @@
 #   make claims  the article's claims about Redlock, each over 20 seeds: out/claims/claims.md
 #   make mitigations  the failover race under each mitigation, 20 seeds each: out/mitigations/mitigations.md
 #   make false-alarms  the correct clients in the same workload: out/false-alarms/false-alarms.md
+#   make shrink-figures  violated runs shrunk to reproducers: out/shrink/shrink.md
 #   make docs    the reference pages generated from the code: docs/reference
 #
 # Both need root (apt-get, debootstrap) and a running Docker engine.
@@ -18,7 +19,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations docs clean
+.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations shrink-figures docs clean
 
 all: build
 
@@ -103,6 +104,13 @@ claims: images
 # three at once. A measurement for the README, not a test.
 mitigations: images
 	$(BIN) claims --table mitigations --out $(OUT)/mitigations $(CLAIMSFLAGS)
+
+# shrink-figures shrinks violated runs of the default matrix (the native
+# client) and of three mutants' scenarios with lockcheck shrink's default
+# budget, one after the other: out/shrink/shrink.md. A measurement for the
+# docs, not a test (up to about 80 minutes).
+shrink-figures: images
+	./scripts/shrink-figures.sh $(BIN) $(OUT)
 
 # docs writes the reference pages generated from the code (every
 # command's flags, the faults, the clients) into docs/reference; go test

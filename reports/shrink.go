@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -80,7 +81,7 @@ func ShrinkMarkdown(rows []Shrunk) string {
 			after, ratio = r.After.short(), fmt.Sprintf("%.1fx", r.Ratio())
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d of %d | %.0f s of %s | %s |\n",
-			r.From, r.Kind, r.Before.short(), after, ratio, r.Reproduced, r.Runs, r.Seconds, r.Budget, r.Ended)
+			filepath.Base(r.From), r.Kind, r.Before.short(), after, ratio, r.Reproduced, r.Runs, r.Seconds, r.Budget, r.Ended)
 	}
 	return b.String()
 }

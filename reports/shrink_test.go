@@ -14,7 +14,7 @@ func TestShrinkMarkdown(t *testing.T) {
 		{From: "runs/b", Kind: "ttl", Before: Size{Ops: 50}, Budget: "10m0s", Ended: "interrupted"},
 	}
 	md := ShrinkMarkdown(rows)
-	for _, want := range []string{"| runs/a | double_holder | 6, 1, 120, 1, 12.0 | 2, 1, 12, 1, 4.0 | 10.0x | 10 of 10 | 412 s of 10m0s | budget |", "| runs/b | ttl |", "none kept"} {
+	for _, want := range []string{"| a | double_holder | 6, 1, 120, 1, 12.0 | 2, 1, 12, 1, 4.0 | 10.0x | 10 of 10 | 412 s of 10m0s | budget |", "| b | ttl |", "none kept"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
 		}

@@ -65,6 +65,12 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 			*q.rate = old
 		}
 	}
+	// Waiting clients retry less often: fewer refused acquires.
+	if s.BackoffMin < s.BackoffMax {
+		c := s
+		c.BackoffMin = s.BackoffMax
+		add(fmt.Sprintf("backoff %s (was %s-%s)", s.BackoffMax, s.BackoffMin, s.BackoffMax), c)
+	}
 	if s.ObserveEvery > 0 {
 		c := s
 		c.ObserveEvery = None
@@ -77,17 +83,20 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 			add(fmt.Sprintf("without fault step %s", e), c.faultsOfEvents())
 		}
 	}
-	// The first step a second after the start: the warm-up before it is
-	// time the violation does not need.
-	if len(s.Events) > 0 && s.Events[0].At > 1500*time.Millisecond {
-		shift := s.Events[0].At - time.Second
-		c := s
-		c.Events = slices.Clone(s.Events)
-		for i := range c.Events {
-			c.Events[i].At -= shift
+	// The first step at the start, or a second after it: the warm-up
+	// before it is time the violation may not need (a fault that waits
+	// for a holder waits at the start as well).
+	for _, first := range []time.Duration{0, time.Second} {
+		if len(s.Events) > 0 && s.Events[0].At > first+first/2 {
+			shift := s.Events[0].At - first
+			c := s
+			c.Events = slices.Clone(s.Events)
+			for i := range c.Events {
+				c.Events[i].At -= shift
+			}
+			c.Duration = max(c.Duration-shift, c.Events[len(c.Events)-1].At+time.Second)
+			add(fmt.Sprintf("fault steps %s earlier", shift), c)
 		}
-		c.Duration = max(c.Duration-shift, c.Events[len(c.Events)-1].At+time.Second)
-		add(fmt.Sprintf("fault steps %s earlier", shift), c)
 	}
 	for _, n := range []int{1, 2, s.Clients / 2, s.Clients - 1} {
 		if n >= 1 && n < s.Clients {
@@ -105,10 +114,12 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 		}
 		add(fmt.Sprintf("1 key (was %d)", s.Keys), c)
 	}
-	// A run needs to last until its violation, with as long again for a
-	// slower one.
-	if d := (seen*2 + time.Second).Round(time.Second); seen > 0 && d < s.Duration {
-		add(fmt.Sprintf("duration %s (was %s)", d, s.Duration), s.within(d))
+	// A run needs to last until its violation: just past it, or with as
+	// long again for a slower run.
+	for _, d := range []time.Duration{(seen + max(s.TTL/2, 200*time.Millisecond)).Round(100 * time.Millisecond), (seen*2 + time.Second).Round(time.Second)} {
+		if seen > 0 && d < s.Duration {
+			add(fmt.Sprintf("duration %s (was %s)", d, s.Duration), s.within(d))
+		}
 	}
 	return out
 }

@@ -29,8 +29,8 @@ func TestCutsEachTakeSomethingAway(t *testing.T) {
 	for _, c := range cuts {
 		whats = append(whats, c.What)
 	}
-	if len(cuts) < 2 || cuts[0].What != "TTL 1s (was 2s), the run's times scaled with it" || cuts[1].What != "no stalls" || cuts[len(cuts)-1].What != "duration 21s (was 1m0s)" {
-		t.Fatalf("cuts %q, want the TTL halved first, the stalls off next and the run cut to 21s (twice the violation's 10s + 1s) last", whats)
+	if len(cuts) < 2 || cuts[0].What != "TTL 1s (was 2s), the run's times scaled with it" || cuts[1].What != "no stalls" || cuts[len(cuts)-2].What != "duration 11s (was 1m0s)" || cuts[len(cuts)-1].What != "duration 21s (was 1m0s)" {
+		t.Fatalf("cuts %q, want the TTL halved first, the stalls off next and the run cut to 11s (just past the violation's 10s) and 21s (twice it + 1s) last", whats)
 	}
 	half := cuts[0].Scenario
 	if half.Duration != p.Duration/2 || half.WorkMax != p.WorkMax/2 || half.Events[0].At != (p.Events[0].At/2).Round(time.Millisecond) || half.BackoffMin != p.BackoffMin {
