@@ -139,11 +139,11 @@ func memoryChild(ctx context.Context, cfg config, log *slog.Logger, out io.Write
 	return json.NewEncoder(out).Encode(m)
 }
 
-// lockOps counts a history file's lock operations, reading it a line at
-// a time.
+// lockOps counts a history file's lock operations, reading it an
+// operation at a time.
 func lockOps(path string) (int, error) {
 	n := 0
-	err := history.Scan(path, func(*history.History) error { return nil }, func(_ int, op *history.Op) error {
+	_, err := history.Scan(path, func(_ int, op *history.Op) error {
 		if op.Kind != history.Write {
 			n++
 		}

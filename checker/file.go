@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ var groupOps = GroupOps
 
 // RunFile checks the history saved at path (history.json) in the memory
 // of GroupOps operations rather than of the whole history: a first pass
-// reads the file, learns what the checks need of the whole (its end,
+// reads the file (in any JSON layout: history.Reader), learns what the checks need of the whole (its end,
 // whether it has fences, workers, counter writes, each key's longest
 // lease) and spills each operation to a temporary file of its key's
 // group; each group is then read back in call order and checked, a key
@@ -35,14 +36,19 @@ var groupOps = GroupOps
 // returns the result and the history: whole when it was loaded, else its
 // head only (meta, faults, scenario; no operations).
 func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, *history.History, error) {
-	lines, err := history.CountLines(path)
+	r, err := history.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if lines <= groupOps+4 {
-		h, err := history.Load(path)
-		if err != nil {
-			return nil, nil, err
+	defer r.Close()
+	// The first GroupOps operations are kept: a history no longer is
+	// checked whole, in memory. The file's layout does not matter; its
+	// operations are counted, not its lines.
+	ops, err := r.ReadOps(nil, groupOps+1)
+	if err == io.EOF {
+		h := r.Head()
+		if len(ops) > 0 {
+			h.Ops = ops
 		}
 		opts := OptionsFor(h)
 		if adjust != nil {
@@ -51,26 +57,44 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 		res, err := Run(ctx, h, opts)
 		return res, h, err
 	}
+	if err != nil {
+		return nil, nil, err
+	}
 	dir, err := os.MkdirTemp("", "lockcheck-check-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("check %s: %w", path, err)
 	}
 	defer os.RemoveAll(dir)
-	sp := spill{dir: dir, groups: max(2, (lines+groupOps-1)/groupOps), group: map[string]int{}, maxTTL: map[string]int64{}}
-	var head *history.History
+	// groups of about GroupOps operations each, from the operations the
+	// file holds as the first ones' bytes tell
+	groups := max(2, (r.Estimate()+groupOps-1)/groupOps)
+	sp := spill{dir: dir, groups: groups, group: map[string]int{}, maxTTL: map[string]int64{}}
 	var sum summary
 	drawsFences := false
-	err = history.Scan(path, func(h *history.History) error {
-		head = h
-		return nil
-	}, func(i int, op *history.Op) error {
+	add := func(i int, op *history.Op) error {
 		if err := validateOp(i, op); err != nil {
 			return err
 		}
 		sum.add(op)
 		drawsFences = drawsFences || op.Kind == history.Acquire && op.Outcome == history.OK && op.HasFence
 		return sp.write(int32(i), op)
-	})
+	}
+	for i := range ops {
+		if err = add(i, &ops[i]); err != nil {
+			break
+		}
+	}
+	ops = nil
+	var op history.Op
+	for err == nil {
+		if err = r.Next(&op); err == nil {
+			err = add(r.Index(), &op)
+		}
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	head := r.Head()
 	if cerr := sp.close(); err == nil {
 		err = cerr
 	}

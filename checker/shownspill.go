@@ -290,10 +290,11 @@ func resolveRefs(path string, res *Result) error {
 	if len(want) == 0 {
 		return nil
 	}
-	return history.Scan(path, func(*history.History) error { return nil }, func(i int, op *history.Op) error {
+	_, err := history.Scan(path, func(i int, op *history.Op) error {
 		for _, r := range want[i] {
 			r.Op = *op
 		}
 		return nil
 	})
+	return err
 }
