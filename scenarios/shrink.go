@@ -76,6 +76,13 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 		c.ObserveEvery = None
 		add("no observer", c)
 	}
+	// A run needs to last until its violation: just past it, or with as
+	// long again for a slower run.
+	for _, d := range []time.Duration{(seen + max(s.TTL/2, 200*time.Millisecond)).Round(100 * time.Millisecond), (seen*2 + time.Second).Round(time.Second)} {
+		if seen > 0 && d < s.Duration {
+			add(fmt.Sprintf("duration %s (was %s)", d, s.Duration), s.within(d))
+		}
+	}
 	if len(s.Events) > 1 {
 		for i, e := range s.Events {
 			c := s
@@ -113,13 +120,6 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 			c.Events[i].Key = LockKey(0)
 		}
 		add(fmt.Sprintf("1 key (was %d)", s.Keys), c)
-	}
-	// A run needs to last until its violation: just past it, or with as
-	// long again for a slower run.
-	for _, d := range []time.Duration{(seen + max(s.TTL/2, 200*time.Millisecond)).Round(100 * time.Millisecond), (seen*2 + time.Second).Round(time.Second)} {
-		if seen > 0 && d < s.Duration {
-			add(fmt.Sprintf("duration %s (was %s)", d, s.Duration), s.within(d))
-		}
 	}
 	return out
 }
