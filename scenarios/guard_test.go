@@ -33,7 +33,7 @@ func (panicRelease) Release(context.Context, string, string) lockclient.Result {
 // ends the run with a *PanicError, early, instead of ending the process
 // before the caller tears the topology down.
 func TestPanicEndsTheRun(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	unregister, err := lockclient.Register("test-panic-release", lockclient.Traits{}, func(cfg lockclient.Config) (lockclient.Client, error) {
 		c, err := lockclient.NewClient("native", cfg)
 		return panicRelease{c}, err

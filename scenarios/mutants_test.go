@@ -14,7 +14,7 @@ import (
 // what the history records. The checker must find these from the history
 // alone, so each subtest also checks that the recorded facts give it away.
 func TestMutantBugs(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	raw := direct(t, topo)
 	cfg := lockclient.ConfigFor(topo)
 	ctx := context.Background()

@@ -106,7 +106,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // TestWorkloadEveryClient runs every client for about two seconds on
 // valkey-9.1 and checks each history survives JSON exactly.
 func TestWorkloadEveryClient(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	raw := direct(t, topo)
 	for _, kind := range allKinds(t) {
 		t.Run(kindLabel(kind), func(t *testing.T) {
@@ -132,7 +132,7 @@ func TestWorkloadEveryClient(t *testing.T) {
 // always falls short; under WaitRelease every acquire gives the lock back,
 // and the history shows each as an acquire and its release.
 func TestWorkloadWaitRelease(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	cfg := lockclient.ConfigFor(topo)
 	var stats Stats
 	w := Workload{Scenario: adversarial(Scenario{Client: "fenced", Clients: 2, Keys: 1, TTL: 300 * time.Millisecond, Duration: 2 * time.Second, Seed: 3,

@@ -4,12 +4,11 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/lockcheck/lockcheck/topology"
 )
 
 // TestProbeBuilds observes each build's lock commands, as
-// valkey-semantics.md lists them.
+// valkey-semantics.md lists them. The servers are the package's shared ones
+// (valkey-9.1 with most tests here, redis-8.6 with TestDelexOnRedis86).
 func TestProbeBuilds(t *testing.T) {
 	want := map[string]Capabilities{
 		"valkey-8.0": {CapIFEQ: false, CapDELIFEQ: false, CapDELEX: false, CapLua: true},
@@ -20,7 +19,7 @@ func TestProbeBuilds(t *testing.T) {
 	}
 	for _, build := range []string{"valkey-8.0", "valkey-8.1", "valkey-9.1", "redis-7.0", "redis-8.6"} {
 		t.Run(build, func(t *testing.T) {
-			topo := startStandalone(t, build)
+			topo := sharedStandalone(t, build)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			caps, err := Probe(ctx, topo.ClientOption())
@@ -43,7 +42,7 @@ func TestProbeBuilds(t *testing.T) {
 
 // TestDelexOnRedis86 runs the delex client's commands where DELEX exists.
 func TestDelexOnRedis86(t *testing.T) {
-	topo := startTopology(t, "redis-8.6", topology.Standalone)
+	topo := sharedStandalone(t, "redis-8.6")
 	raw := direct(t, topo)
 	same := func(n string) string { return n }
 	testClientContract(t, clientCase{kind: "delex", storesToken: true, key: same, ttlAfterExtend: "px"}, ConfigFor(topo), raw)

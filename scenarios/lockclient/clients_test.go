@@ -50,7 +50,7 @@ func clientCases(t *testing.T) []clientCase {
 // TestClientCommands runs every client's acquire, extend and release
 // against a real valkey-9.1 and looks at the key behind its back.
 func TestClientCommands(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	raw := direct(t, topo)
 	cfg := ConfigFor(topo)
 	for _, cc := range clientCases(t) {

@@ -13,7 +13,7 @@ import (
 // catches its fault with the reason named.
 func TestConformance(t *testing.T) {
 	shipped := strings.TrimPrefix(pythonAdapter(t), ExternalPrefix)
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	server := direct(t, topo)
 	cfg := ConfigFor(topo)
 	cfg.Timeout = 500 * time.Millisecond

@@ -11,7 +11,7 @@ import (
 // TestTwoCommandMutants freezes each two-command mutant between its
 // commands (its MidOp hook) and shows what the pause does on a real server.
 func TestTwoCommandMutants(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	raw := direct(t, topo)
 	cfg := ConfigFor(topo)
 	ctx := context.Background()
@@ -66,7 +66,7 @@ func TestTwoCommandMutants(t *testing.T) {
 // TestStaleExtendMutants: after the first holder's lease ended and the
 // next client took the key, each of these mutants' extend says OK.
 func TestStaleExtendMutants(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	raw := direct(t, topo)
 	cfg := ConfigFor(topo)
 	ctx := context.Background()

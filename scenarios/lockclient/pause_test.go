@@ -83,7 +83,7 @@ func TestExternalFrozenMidRequest(t *testing.T) {
 // effect on the server while the call is still frozen, and the call
 // returns the adapter's answer after the pause.
 func TestExternalStoppedAfterItsCommand(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	raw := direct(t, topo)
 	cfg := ConfigFor(topo)
 	cfg.StderrDir = t.TempDir()

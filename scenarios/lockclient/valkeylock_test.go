@@ -17,7 +17,7 @@ import (
 // as the process lives, long past its KeyValidity. That is the library's
 // design (a lock lives as long as its context), not a lost lock.
 func TestValkeylockRenewsAForgottenLock(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	// Renewals come every half validity: 1 s of slack for a loaded machine.
 	validity := 2 * time.Second
 	l, err := valkeylock.NewLocker(valkeylock.LockerOption{ClientOption: topo.ClientOption(), KeyValidity: validity, KeyMajority: 1,
@@ -49,7 +49,7 @@ func TestValkeylockRenewsAForgottenLock(t *testing.T) {
 // crashed holder's would be), an extend then fails, and another client
 // takes the key; a lock extended in time stays held.
 func TestValkeylockLeaseLapses(t *testing.T) {
-	topo := startStandalone(t, "valkey-9.1")
+	topo := sharedStandalone(t, "valkey-9.1")
 	cfg := ConfigFor(topo)
 	a, b := newTestClient(t, "valkeylock", cfg), newTestClient(t, "valkeylock", cfg)
 	defer a.Close()
