@@ -37,7 +37,7 @@ var _ = Describe("broken adapters, scripted, judged by the default gate", func()
 				name = "an adapter with --bug " + c.bug + " fails " + string(checker.DefaultExpectation) + ": " + c.why
 			}
 			It(name, Label(newest, string(topology.Standalone), "adapter", "mutant", "quick"), func(ctx SpecContext) {
-				s := script(ctx, topology.Standalone, topology.Options{}, []string{client, client, client}, nil)
+				s := sharedScript(ctx, topology.Options{}, []string{client, client, client}, nil)
 				c.script(ctx, s)
 				h, r := judge(ctx, s)
 				err := checker.DefaultExpectation.Meets(r, h.Meta.Fenced)

@@ -19,7 +19,7 @@ import (
 // must fall back to EVAL, then worker 1 takes and releases the lock.
 var _ = Describe("the Lua-era client after SCRIPT FLUSH, scripted", func() {
 	It("goes on working: EVALSHA answers NOSCRIPT and the client falls back to EVAL", Label(newest, string(topology.Standalone), "lua", "script-flush", "quick"), func(ctx SpecContext) {
-		s := script(ctx, topology.Standalone, topology.Options{}, []string{"lua", "lua"}, nil)
+		s := sharedScript(ctx, topology.Options{}, []string{"lua", "lua"}, nil)
 		ttl := 10 * time.Second
 		a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
 		ok(s.Extend(ctx, 0, key, a.Token, ttl), "the first extend, which loads the script")

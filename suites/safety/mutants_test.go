@@ -44,7 +44,7 @@ var _ = Describe("mutant clients, scripted", func() {
 	}
 	for _, c := range cases {
 		mutantAndControl(c.mutant, c.control, c.breaks, c.why, func(ctx SpecContext, client string, caught bool) {
-			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, client, client}, nil)
+			s := sharedScript(ctx, topology.Options{}, []string{client, client, client}, nil)
 			c.script(ctx, s)
 			_, r := judge(ctx, s)
 			expectCaught(r, c.breaks, caught, "")
@@ -152,7 +152,7 @@ var _ = Describe("two-command mutants, scripted", func() {
 	mutantAndControl("mutant-setnx-expire", "native", checker.TTL,
 		"frozen between SET NX and PEXPIRE, its lock has no expiry", func(ctx SpecContext, client string, caught bool) {
 			freeze, paused, resume := freezer()
-			s := script(ctx, topology.Standalone, topology.Options{}, []string{client}, freeze)
+			s := sharedScript(ctx, topology.Options{}, []string{client}, freeze)
 			// frozen between SET NX and PEXPIRE, or (one command) after it
 			wake := frozen(func() scenarios.Step { return s.Acquire(ctx, 0, key, 2*time.Second) }, paused, resume)
 			_, err := s.Observe(ctx, key)
@@ -166,7 +166,7 @@ var _ = Describe("two-command mutants, scripted", func() {
 	mutantAndControl("mutant-release-get-del", "native", checker.Linearizability,
 		"frozen between GET and DEL, it deletes the next holder's lock", func(ctx SpecContext, client string, caught bool) {
 			freeze, paused, resume := freezer()
-			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, "native", "native"}, freeze)
+			s := sharedScript(ctx, topology.Options{}, []string{client, "native", "native"}, freeze)
 			// a lease long enough that the release's GET surely finds it,
 			// however loaded the machine
 			a := ok(s.Acquire(ctx, 0, key, 2*time.Second), "worker 0's acquire")
@@ -200,7 +200,7 @@ var _ = Describe("mutant-fence-outside, scripted", func() {
 	mutantAndControl("mutant-fence-outside", "fenced", checker.Fence,
 		"a write accepted over the current holder with a bigger fence", func(ctx SpecContext, client string, caught bool) {
 			freeze, paused, resume := freezer()
-			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, "fenced"}, freeze)
+			s := sharedScript(ctx, topology.Options{}, []string{client, "fenced"}, freeze)
 			ttl := time.Second
 			// frozen between its SET and its INCR, or (no step to freeze
 			// inside) after its acquire
@@ -226,7 +226,7 @@ var _ = Describe("mutant clients, scripted on a broken link", func() {
 	mutantAndControl("mutant-timeout-held", "native", checker.DoubleHolder,
 		"an acquire that timed out while another worker held the lock is taken for one that succeeded",
 		func(ctx SpecContext, client string, caught bool) {
-			s := script(ctx, topology.Standalone, topology.Options{ProxyClients: true}, []string{client, client}, nil)
+			s := sharedScript(ctx, topology.Options{ProxyClients: true}, []string{client, client}, nil)
 			held := ok(s.Acquire(ctx, 1, key, 30*time.Second), "worker 1's acquire")
 			p, err := s.Topo.Primary(ctx, key)
 			Expect(err).NotTo(HaveOccurred())

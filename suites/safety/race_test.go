@@ -205,7 +205,7 @@ var _ = Describe("a holder frozen past its TTL, scripted", func() {
 			name = "wakes up next to a new holder and loses an unfenced client's increment"
 		}
 		It(name, Label(newest, string(topology.Standalone), client, "pause-client", "quick"), func(ctx SpecContext) {
-			s := script(ctx, topology.Standalone, topology.Options{}, []string{client, client}, nil)
+			s := sharedScript(ctx, topology.Options{}, []string{client, client}, nil)
 			ttl := time.Second
 			a := ok(s.Acquire(ctx, 0, key, ttl), "worker 0's acquire")
 			finish := s.BeginWrite(0, key, a)

@@ -2,7 +2,10 @@ package safety_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,7 +27,121 @@ var key = scenarios.LockKey(0)
 // script starts kind on the newest build (or on opts' images) and builds
 // one worker per client kind on it, both removed when the spec ends.
 func script(ctx context.Context, kind topology.Kind, opts topology.Options, kinds []string, configure func(int, *lockclient.Config)) *scenarios.Script {
-	t := env.Start(ctx, newest, kind, opts)
+	return scriptOn(ctx, env.Start(ctx, newest, kind, opts), kinds, configure)
+}
+
+// sharedScript is script on a standalone server of the newest build that
+// every spec scripting with the same options shares: such a spec needs the
+// server's replies and an empty key space, not a server of its own, and
+// gets the server as a new one would be for that (sharedStandalone). A
+// spec that changes the server itself (its clock, its process, its
+// configuration) uses script.
+func sharedScript(ctx context.Context, opts topology.Options, kinds []string, configure func(int, *lockclient.Config)) *scenarios.Script {
+	t := sharedStandalone(ctx, opts)
+	keptShared(t)
+	return scriptOn(ctx, t, kinds, configure)
+}
+
+// shared are the standalone servers of sharedScript, by their options;
+// they go after the suite.
+var shared = map[string]*topology.Topology{}
+
+var _ = AfterSuite(func(ctx SpecContext) {
+	for _, t := range shared {
+		Expect(t.Terminate(ctx)).To(Succeed())
+	}
+}, NodeTimeout(time.Minute))
+
+// sharedStandalone is the shared standalone server for opts, started by
+// the first spec that asks and emptied for each next one: no keys and no
+// cached scripts (FLUSHALL, SCRIPT FLUSH), its client links healed. One
+// that does not answer is replaced, so that no spec fails for the one
+// before it.
+func sharedStandalone(ctx context.Context, opts topology.Options) *topology.Topology {
+	a := env.Available[newest]
+	if a.Image == "" {
+		Skip("unavailable: " + a.Reason)
+	}
+	id := fmt.Sprintf("%+v", opts)
+	if t := shared[id]; t != nil {
+		err := emptied(ctx, t, opts)
+		if err == nil {
+			return t
+		}
+		AddReportEntry("shared server replaced", err.Error())
+		delete(shared, id)
+		Expect(t.Terminate(ctx)).To(Succeed())
+	}
+	t, err := topology.Start(ctx, env.Engine, a.Build, a.Image, topology.Standalone, opts)
+	Expect(err).NotTo(HaveOccurred())
+	shared[id] = t
+	return t
+}
+
+// keptShared keeps a shared server's logs for a spec that failed on it, as
+// the suite's setup keeps a spec's own topology's (registered before the
+// script's cleanups, it runs after them).
+func keptShared(t *topology.Topology) {
+	DeferCleanup(func(ctx SpecContext) {
+		if !CurrentSpecReport().Failed() {
+			return
+		}
+		dir := filepath.Join(specDir(), "nodes")
+		AddReportEntry("node logs (the shared server's since it started)", dir)
+		if err := t.SaveLogs(ctx, dir); err != nil {
+			AddReportEntry("node logs not saved", err.Error())
+			return
+		}
+		for _, n := range t.Nodes {
+			b, err := os.ReadFile(filepath.Join(dir, n.Name+".log"))
+			if err != nil {
+				continue
+			}
+			lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+			lines = lines[max(0, len(lines)-logTail):]
+			AddReportEntry(fmt.Sprintf("log of %s (last %d lines)", n.Name, len(lines)), strings.Join(lines, "\n"))
+		}
+	}, NodeTimeout(time.Minute))
+}
+
+// logTail is how many of each node's last lines a failed spec's report
+// shows, as for a topology of its own.
+const logTail = 12
+
+// specDir is the current spec's run folder, as suites.RunDir names it,
+// without emptying it.
+func specDir() string {
+	wd, err := os.Getwd()
+	Expect(err).NotTo(HaveOccurred())
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '_'
+	}, CurrentSpecReport().FullText())
+	return filepath.Join(suites.JUnitDir, filepath.Base(wd), name[:min(len(name), 150)])
+}
+
+// emptied makes a used server what a new one is to a script.
+func emptied(ctx context.Context, t *topology.Topology, opts topology.Options) error {
+	for _, n := range t.Servers() {
+		if opts.ProxyClients {
+			if err := n.HealLinks(); err != nil {
+				return err
+			}
+		}
+		for _, cmd := range [][]string{{"FLUSHALL"}, {"SCRIPT", "FLUSH"}} {
+			if _, err := n.Do(ctx, cmd...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scriptOn builds one worker per client kind on t, removed when the spec
+// ends.
+func scriptOn(ctx context.Context, t *topology.Topology, kinds []string, configure func(int, *lockclient.Config)) *scenarios.Script {
 	s, err := scenarios.NewScript(t, kinds, configure)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(s.Close)
