@@ -124,6 +124,9 @@ type Meta struct {
 	// Partial marks a history rebuilt from the stream of a run that did
 	// not finish (LoadStream): its verdict covers what was recorded.
 	Partial bool `json:"partial,omitempty"`
+	// Coverage is what the workload exercised (absent in histories
+	// written before it was kept).
+	Coverage *Coverage `json:"coverage,omitempty"`
 }
 
 // Format is the version of history.json this build writes: 2 added

@@ -53,6 +53,9 @@ type Report struct {
 	Summary string
 	// Ops is how many operations the history holds.
 	Ops int
+	// Coverage is what the run exercised; with Scenario.UntilCovered it
+	// ended once that met its goal.
+	Coverage history.Coverage
 }
 
 // Option adjusts how a run is judged or kept.
@@ -151,6 +154,9 @@ func (e *Env) Run(t testing.TB, s Scenario, newClient NewClient, opts ...Option)
 		t.Fatalf("locktest: %s: %v (run folder %s)", name, err, dir)
 	}
 	r := Report{Dir: dir, Class: out.Check.Class, Summary: out.Check.Summary, Ops: out.Check.Ops}
+	if c := out.History.Meta.Coverage; c != nil {
+		r.Coverage = *c
+	}
 	if out.Interrupted {
 		t.Fatalf("locktest: %s: interrupted after %d operations, no verdict (run folder %s)", name, r.Ops, dir)
 	}
@@ -158,7 +164,8 @@ func (e *Env) Run(t testing.TB, s Scenario, newClient NewClient, opts ...Option)
 		t.Errorf("locktest: %s: %v\n\treport: %s", name, err, filepath.Join(dir, "report.html"))
 		return r
 	}
-	t.Logf("locktest: %s: %s, as expected (%s)", name, r.Class, r.Summary)
+	t.Logf("locktest: %s: %s, as expected (%s); covered %s in %s%s", name, r.Class, r.Summary, r.Coverage,
+		time.Duration(out.History.Meta.DurationNs).Round(100*time.Millisecond), map[bool]string{true: ", the goal met (UntilCovered)"}[r.Coverage.Covered])
 	return r
 }
 

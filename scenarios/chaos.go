@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -77,6 +78,8 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 	runCtx, endRun := context.WithCancel(wctx)
 	defer endRun()
 	var notes faultNotes
+	var faultsDone atomic.Int64
+	w.FaultsDone, w.Planned = func() int { return int(faultsDone.Load()) }, len(events)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		guard(abort, "fault schedule", func() {
@@ -85,6 +88,7 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 					notes.add(fmt.Sprintf("%s at %s on %s: %v", ev.Fault, ev.At.Round(time.Millisecond), ev.Key, err))
 					c.Log.Warn("fault failed", "fault", ev.Fault, "err", err)
 				}
+				faultsDone.Add(1)
 				if c.Injected != nil {
 					c.Injected(ev, err)
 				}

@@ -71,6 +71,9 @@ func (s Scenario) Args() []string {
 		add("fault-at", e)
 	}
 	dur("duration", s.Duration)
+	if s.UntilCovered {
+		add("until-covered", true)
+	}
 	if s.Seed != 0 {
 		add("seed", s.Seed)
 	}

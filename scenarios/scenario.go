@@ -68,6 +68,10 @@ type Scenario struct {
 	// each step's fault (one of Faults), offset and key. lockcheck shrink
 	// writes it, to keep only the steps a violation needs.
 	Events []fault.Event `json:"events,omitempty"`
+	// UntilCovered ends the run once it has covered its goal
+	// (CoverageGoal), Duration then only its bound: a passing gate pays
+	// for what it must and no more.
+	UntilCovered bool `json:"until_covered,omitempty"`
 	// Duration bounds the workload (60 s).
 	Duration time.Duration `json:"-"`
 	// TTL is the lease every acquire and extend asks for (15 s): longer

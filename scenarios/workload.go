@@ -37,6 +37,10 @@ type Workload struct {
 	// once at the end.
 	Progress      func(Stats)
 	ProgressEvery time.Duration
+	// FaultsDone, when set, says how many of the planned fault steps are
+	// over (Planned of them): what UntilCovered waits for.
+	FaultsDone func() int
+	Planned    int
 }
 
 func (w Workload) withDefaults() Workload {
@@ -101,11 +105,12 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 		}
 		defer obs.Close()
 	}
-	if err := w.drive(ctx, clients, res, obs); err != nil {
+	cov, err := w.drive(ctx, clients, res, obs)
+	if err != nil {
 		return nil, err
 	}
 	meta := history.Meta{Server: cfg.Server, Version: cfg.Version, Topology: string(cfg.Topology), Client: clients[0].Name(),
-		Seed: w.Seed, TTLms: w.TTL.Milliseconds(), Clients: w.Clients, Keys: w.Keys, Fenced: res.Fenced()}
+		Seed: w.Seed, TTLms: w.TTL.Milliseconds(), Clients: w.Clients, Keys: w.Keys, Fenced: res.Fenced(), Coverage: &cov}
 	return rec.History(meta), nil
 }
 
@@ -133,10 +138,12 @@ func closeAll(clients []lockclient.Client) {
 	wg.Wait()
 }
 
-// drive runs the workers and the progress ticker until the run ends. A
-// worker that panics (its client library, most likely) stops every worker,
-// and drive returns the panic as a *PanicError.
-func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *Resource, obs *observer) error {
+// drive runs the workers and the progress ticker until the run ends, and
+// returns what the run covered. With UntilCovered the run ends once its
+// coverage goal is met (CoverageGoal), else at its duration. A worker
+// that panics (its client library, most likely) stops every worker, and
+// drive returns the panic as a *PanicError.
+func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *Resource, obs *observer) (history.Coverage, error) {
 	defer leaveCore()()
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
@@ -145,6 +152,9 @@ func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *R
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
 		defer cancel()
 	}
+	ctx, endCovered := context.WithCancel(ctx)
+	defer endCovered()
+	watch := coverageWatch{goal: w.CoverageGoal(w.Planned), after: w.CoveredAfterFaults(), faults: w.FaultsDone}
 	var cnt counters
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -166,13 +176,23 @@ func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *R
 	for {
 		select {
 		case <-done:
+			st := cnt.snapshot(time.Since(start), clients)
 			if w.Progress != nil {
-				w.Progress(cnt.snapshot(time.Since(start), clients))
+				w.Progress(st)
 			}
-			return panicked(ctx)
+			covered := watch.cov.Covered
+			watch.update(st, time.Now())
+			watch.cov.Covered = covered
+			return watch.cov, panicked(ctx)
 		case <-tick.C:
+			st := cnt.snapshot(time.Since(start), clients)
 			if w.Progress != nil {
-				w.Progress(cnt.snapshot(time.Since(start), clients))
+				w.Progress(st)
+			}
+			if watch.update(st, time.Now()) && w.UntilCovered && !watch.cov.Covered {
+				watch.cov.Covered = true
+				w.Log.Info("ending the run: its coverage goal is met (--until-covered)", "coverage", watch.cov.String())
+				endCovered()
 			}
 		}
 	}

@@ -23,6 +23,7 @@ func TestScenarioArgs(t *testing.T) {
 	// a shrunk scenario: its fault steps fixed, not drawn
 	shrunk := scenarios.MitigationClaims()[0].Scenario
 	shrunk.Events = []fault.Event{{At: 2500 * time.Millisecond, Fault: shrunk.Faults[0], Key: scenarios.LockKey(0)}}
+	shrunk.UntilCovered = true
 	cases = append(cases, shrunk)
 	for i, s := range cases {
 		s.Server, s.Client, s.Seed = "valkey-9.1", "redlock", int64(i+1)

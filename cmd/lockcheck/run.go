@@ -54,6 +54,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(fault.Names(), ", "))
 	fs.Var(&f.faultAt, "fault-at", "FAULT@OFFSET[@KEY]: inject FAULT at OFFSET from the start, on KEY's primary (default the first key); repeatable; replaces the seed's fault schedule (lockcheck shrink writes these)")
 	fs.DurationVar(&s.Duration, "duration", d.Duration, "how long the workload runs")
+	fs.BoolVar(&s.UntilCovered, "until-covered", false, "end the run once it covered its goal (20 holds, 10 contended acquires, extends, stalls and pauses where the workload has them, every fault step over and the lock handed out after the last), --duration then only its bound; what it covered is in result.json")
 	fs.Int64Var(&s.Seed, "seed", 0, "seed for the workload's choices and the fault schedule (0: pick one and print it)")
 	fs.IntVar(&s.Clients, "clients", d.Clients, "logical clients")
 	fs.IntVar(&s.Keys, "keys", d.Keys, "lock keys (few keys, many clients: every lock is contended)")
@@ -281,6 +282,13 @@ func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, ou
 		return fail(stderr, "%v", err)
 	}
 	reports.WriteVerdict(stdout, o.Result, out)
+	if c := o.Result.Coverage; c != nil {
+		ended := ""
+		if c.Covered {
+			ended = fmt.Sprintf(": goal met, ended after %s of %s (--until-covered)", time.Duration(o.History.Meta.DurationNs).Round(100*time.Millisecond), s.Duration)
+		}
+		fmt.Fprintf(stdout, "covered: %s%s\n", c, ended)
+	}
 	if o.Stopped {
 		fmt.Fprintf(stderr, "lockcheck: stopped after %s at the first violation (--stop-on-violation)\n", time.Duration(o.History.Meta.DurationNs).Round(time.Second))
 	}

@@ -17,7 +17,8 @@ import (
 
 // The library's gates: safe without faults, even with holders that stall
 // past their lease (the fence turns their writes away), and the fence
-// holds when the primary dies under a held lock.
+// holds when the primary dies under a held lock. Each ends once it has
+// covered its goal (UntilCovered), its duration only the bound.
 func TestFencedLock(t *testing.T) {
 	env := locktest.New(t)
 	t.Run("no faults", func(t *testing.T) {
@@ -25,7 +26,7 @@ func TestFencedLock(t *testing.T) {
 	})
 	t.Run("kill-primary", func(t *testing.T) {
 		env.Run(t, locktest.Scenario{Server: "valkey-9.1", Topology: "sentinel", Faults: []string{"kill-primary"},
-			Duration: 30 * time.Second, Seed: 1, Fenced: true}, newAdapter(false), locktest.ExpectFenceHolds)
+			Duration: 16 * time.Second, TTL: 5 * time.Second, Seed: 1, Fenced: true, UntilCovered: true}, newAdapter(false), locktest.ExpectFenceHolds)
 	})
 }
 
@@ -35,7 +36,11 @@ func TestFencedLock(t *testing.T) {
 // the second still holds it.
 func TestBrokenReleaseFails(t *testing.T) {
 	rec := &failures{TB: t}
-	locktest.Run(rec, stalls, newAdapter(true), locktest.ExpectSafe)
+	// the whole duration: this test is about the check that catches it,
+	// not about how soon
+	full := stalls
+	full.UntilCovered = false
+	locktest.Run(rec, full, newAdapter(true), locktest.ExpectSafe)
 	if len(rec.errors) == 0 {
 		t.Fatal("locktest passed a library that releases with a plain DEL")
 	}
@@ -49,7 +54,7 @@ func TestBrokenReleaseFails(t *testing.T) {
 // stalls is the no-fault scenario: four clients on one key with 1 s
 // leases, half the holders stalling 1.2-2 leases somewhere in their hold
 // and a tenth frozen inside a lock call.
-var stalls = locktest.Scenario{Server: "valkey-9.1", Topology: "standalone", Duration: 12 * time.Second, Seed: 1, Fenced: true,
+var stalls = locktest.Scenario{Server: "valkey-9.1", Topology: "standalone", Duration: 12 * time.Second, Seed: 1, Fenced: true, UntilCovered: true,
 	Clients: 4, Keys: 1, TTL: time.Second, StallRate: 0.5, PauseRate: 0.1,
 	WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond}
 

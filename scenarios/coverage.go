@@ -1,0 +1,73 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// CoverageGoal is what a run must have exercised before UntilCovered may
+// end it: holds (twice the clients, at least 10) and acquires that met a
+// held lock (one per client) for a double holder to have had its chances,
+// extends where
+// the work outlasts an extend period, a few stalls and pauses where the
+// workload draws them, and every planned fault step over with the lock
+// handed out again after the last (CoveredAfterFaults later).
+func (s Scenario) CoverageGoal(planned int) history.Coverage {
+	s = s.WithDefaults()
+	g := history.Coverage{Holds: int64(max(10, 2*s.Clients)), Contended: int64(s.Clients), Faults: planned, Planned: planned}
+	if s.WorkMax > s.TTL/3 {
+		g.Extends = 3
+	}
+	if s.StallRate > 0 {
+		g.Stalls = 2
+	}
+	if s.PauseRate > 0 {
+		g.Pauses = 1
+	}
+	if planned > 0 {
+		g.HoldsAfterFaults = 2
+	}
+	return g
+}
+
+// CoveredAfterFaults is how long after the last fault step a run goes on
+// at least: a lease granted before it ended has run out, so a double
+// holder the fault made has shown.
+func (s Scenario) CoveredAfterFaults() time.Duration { return s.WithDefaults().TTL }
+
+// covers says whether c has everything goal asks for.
+func covers(c, goal history.Coverage) bool {
+	return c.Holds >= goal.Holds && c.Contended >= goal.Contended && c.Extends >= goal.Extends &&
+		c.Stalls >= goal.Stalls && c.Pauses >= goal.Pauses && c.Faults >= goal.Faults && c.HoldsAfterFaults >= goal.HoldsAfterFaults
+}
+
+// coverageWatch follows a running workload's coverage, tick by tick.
+type coverageWatch struct {
+	goal   history.Coverage
+	after  time.Duration
+	faults func() int
+	// faultsOver is when every planned step was first seen over, and
+	// holdsThen the holds at that moment.
+	faultsOver time.Time
+	holdsThen  int64
+	cov        history.Coverage
+}
+
+// update takes the workload's counters now and says whether the goal is
+// met.
+func (c *coverageWatch) update(st Stats, now time.Time) bool {
+	c.cov.Holds, c.cov.Contended, c.cov.Extends = st.Acquired, st.AcquireFailed, st.Extended
+	c.cov.Stalls, c.cov.Pauses = st.Stalls, st.Pauses
+	c.cov.Planned = c.goal.Planned
+	if c.faults != nil {
+		c.cov.Faults = c.faults()
+	}
+	if c.cov.Faults >= c.cov.Planned && c.faultsOver.IsZero() {
+		c.faultsOver, c.holdsThen = now, st.Acquired
+	}
+	if !c.faultsOver.IsZero() {
+		c.cov.HoldsAfterFaults = st.Acquired - c.holdsThen
+	}
+	return covers(c.cov, c.goal) && (c.goal.Planned == 0 || now.Sub(c.faultsOver) >= c.after)
+}
