@@ -84,6 +84,10 @@ func Load(path string) (*History, error) {
 		return nil, err
 	}
 	defer r.Close()
+	return readAll(r)
+}
+
+func readAll(r *Reader) (*History, error) {
 	ops, err := r.ReadOps(nil, -1)
 	if err != io.EOF {
 		return nil, err

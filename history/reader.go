@@ -21,7 +21,7 @@ import (
 // keeps the last), and a format newer than this build reads is refused.
 type Reader struct {
 	path string
-	f    *os.File
+	src  source
 	size int64
 	// buf[pos:end] is what was read of the file and not decoded yet;
 	// buf[0] is the file's byte base.
@@ -76,11 +76,30 @@ func Open(path string) (*Reader, error) {
 		f.Close()
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	return &Reader{path: path, f: f, size: fi.Size(), buf: make([]byte, bufSize), opsAt: -1, head: []byte{'{'}}, nil
+	return newReader(path, f, fi.Size(), bufSize), nil
+}
+
+// source is what a Reader reads: a file, or in tests bytes in memory;
+// ReadAt reads it again for an error's line.
+type source interface {
+	io.Reader
+	io.ReaderAt
+}
+
+// newReader reads src, of size bytes, named path in errors, through a
+// buffer of bufSize bytes to start with (tests make it tiny, so that
+// every value crosses the buffer's end somewhere).
+func newReader(path string, src source, size int64, bufSize int) *Reader {
+	return &Reader{path: path, src: src, size: size, buf: make([]byte, max(bufSize, 1)), opsAt: -1, head: []byte{'{'}}
 }
 
 // Close closes the file.
-func (r *Reader) Close() error { return r.f.Close() }
+func (r *Reader) Close() error {
+	if c, ok := r.src.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
 
 // Next decodes the next operation into op. After the last it returns
 // io.EOF, and Head has the rest of the history. An error names the
@@ -414,7 +433,7 @@ func (r *Reader) fill() error {
 	if r.end == len(r.buf) {
 		r.buf = append(r.buf, make([]byte, len(r.buf))...)
 	}
-	n, err := r.f.Read(r.buf[r.end:])
+	n, err := r.src.Read(r.buf[r.end:])
 	r.end += n
 	switch {
 	case err == io.EOF:
@@ -447,7 +466,7 @@ func (r *Reader) wrap(err error) error {
 		return err
 	}
 	off := r.base + int64(je.at)
-	line, col := position(r.path, off)
+	line, col := r.position(off)
 	where := ""
 	if r.stage == atOp {
 		where = fmt.Sprintf("op %d at ", r.n)
@@ -456,18 +475,13 @@ func (r *Reader) wrap(err error) error {
 }
 
 // position is the line and column (both from 1, the column in bytes) of
-// the byte at offset off of the file at path; it reads the file again,
-// which only an error costs.
-func position(path string, off int64) (line, col int) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
+// the byte at offset off; it reads the file again, which only an error
+// costs.
+func (r *Reader) position(off int64) (line, col int) {
 	buf := make([]byte, 1<<16)
 	line, lineStart, at := 1, int64(0), int64(0)
 	for at < off {
-		n, err := f.Read(buf[:min(int64(len(buf)), off-at)])
+		n, err := r.src.ReadAt(buf[:min(int64(len(buf)), off-at)], at)
 		for i, c := range buf[:n] {
 			if c == '\n' {
 				line++
