@@ -7,7 +7,7 @@
 #     hang on the machine's speed: the quick slice of the safety suite
 #     (its specs drive their interleavings themselves; the flake budget
 #     runs it with a core busy and a make test beside it), the upgrade
-#     suite (each step's state held 3 s, three holds of the 1 s TTL; what
+#     suite (each step's state held 2 s, two leases of the 1 s TTL; what
 #     it asserts comes from the plan and the servers' versions) and the
 #     compat suite (each reply it waits for ends its wait at once, and
 #     every wait is bounded long enough for a loaded machine).
@@ -73,15 +73,48 @@ finish() {
 # Ctrl-C reaches every test binary of both lanes (one process group; a
 # test binary handles SIGINT although a background job starts with it
 # ignored), and each removes what it started. The script then only keeps
-# the side lane from starting its next suite, and waits for both.
-interrupted=0 lane=
-trap 'interrupted=1; [ -n "$lane" ] && kill -TERM "$lane" 2>/dev/null' INT TERM
+# each lane from starting its next package or suite, and waits for both.
+interrupted=0 lane= packages=
+trap 'interrupted=1; for p in $lane $packages; do kill -TERM "$p" 2>/dev/null; done' INT TERM
+
+# package_lane is the packages lane: every package but the side lane's suites.
+# Their test binaries are built first, two at a time, before anything
+# timing-sensitive runs (go test -p 1 would link each one between two
+# packages' runs); then each runs in its package's folder, one at a time,
+# its output shown when it failed, as go test shows it.
+package_lane() {
+  local bindir="$out/testbin" code=0 rc t path dir bin stop=0
+  trap 'stop=1' TERM
+  rm -rf "$bindir"
+  mkdir -p "$bindir"
+  "$gobin" list -f '{{.ImportPath}} {{.Dir}}' ./... | grep -v "${skip[@]}" >"$bindir/packages.txt"
+  cut -d' ' -f1 "$bindir/packages.txt" |
+    xargs -P 2 -I{} sh -c '"$1" test -c -o "$2/$(echo "$3" | tr / _).test" "$3"' _ "$gobin" "$bindir" {} || return $?
+  while read -r path dir; do
+    if [ "$stop" = 1 ]; then break; fi
+    bin="$bindir/$(echo "$path" | tr / _).test"
+    if [ ! -x "$bin" ]; then
+      echo "?   	$path	[no test files]"
+      continue
+    fi
+    t=$(date +%s%N)
+    (cd "$dir" && LOCKTEST_REQUIRE=1 LOCKTEST_OUT="$out/locktest" "$bin" -test.count=1 -test.timeout=60m >"$bindir/out.txt" 2>&1)
+    rc=$?
+    t=$(( ($(date +%s%N) - t) / 1000000 ))
+    if [ "$rc" -eq 0 ]; then
+      printf 'ok  \t%s\t%d.%03ds\n' "$path" $((t / 1000)) $((t % 1000))
+    else
+      cat "$bindir/out.txt"
+      printf 'FAIL\t%s\t%d.%03ds\n' "$path" $((t / 1000)) $((t % 1000))
+      [ "$code" -eq 0 ] && code=$rc
+    fi
+  done <"$bindir/packages.txt"
+  return "$code"
+}
 
 side &
 lane=$!
-# the packages lane: every package but the side lane's suites
-LOCKTEST_REQUIRE=1 LOCKTEST_OUT="$out/locktest" \
-  "$gobin" test -count=1 -p 1 -timeout 60m $("$gobin" list ./... | grep -v "${skip[@]}") &
+package_lane &
 packages=$!
 finish "$packages"; rest=$rc
 echo "--- the packages above took $(($(date +%s) - t0)) s"

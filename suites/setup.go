@@ -2,9 +2,11 @@ package suites
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -22,6 +24,38 @@ type Env struct {
 	// current is the topology the running spec started (or its Ordered
 	// container did), whose logs a failed spec keeps.
 	current *topology.Topology
+	// removals are the topologies being torn down behind the next spec;
+	// the suite waits for them at its end.
+	removals removals
+}
+
+// removals tears topologies down in the background: a spec need not wait
+// for the last one's containers and network to go, and the suite's end
+// waits for all of them and fails on any that did not.
+type removals struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *removals) remove(t *topology.Topology) {
+	r.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := t.Terminate(ctx); err != nil {
+			r.mu.Lock()
+			r.errs = append(r.errs, err)
+			r.mu.Unlock()
+		}
+	})
+}
+
+// wait waits for every removal and returns their errors.
+func (r *removals) wait() error {
+	r.wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return errors.Join(r.errs...)
 }
 
 // JUnitDir is where each suite writes its JUnit file, from the suite's own
@@ -84,9 +118,10 @@ func Setup() *Env {
 			}
 		}
 		DeferCleanup(func(ctx SpecContext) {
+			Expect(env.removals.wait()).To(Succeed(), "tearing the specs' topologies down")
 			Expect(env.Engine.RemoveStarted(ctx)).To(Succeed())
 			env.Engine.Close()
-		}, NodeTimeout(time.Minute))
+		}, NodeTimeout(3*time.Minute))
 	}, NodeTimeout(20*time.Minute))
 	return env
 }
@@ -101,9 +136,9 @@ func (e *Env) Start(ctx context.Context, build string, kind topology.Kind, opts 
 	t, err := topology.Start(ctx, e.Engine, a.Build, a.Image, kind, opts)
 	Expect(err).NotTo(HaveOccurred())
 	e.current = t
-	DeferCleanup(func(ctx SpecContext) {
+	DeferCleanup(func() {
 		e.current = nil
-		Expect(t.Terminate(ctx)).To(Succeed())
-	}, NodeTimeout(time.Minute))
+		e.removals.remove(t)
+	})
 	return t
 }
