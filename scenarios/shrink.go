@@ -48,9 +48,12 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 		}
 	}
 	// A shorter lease makes every run shorter: the workload's times and
-	// the fault steps scale with it.
-	for i, ttl := range []time.Duration{max(s.TTL/5, time.Second), max(s.TTL/2, time.Second)} {
-		if ttl < s.TTL && (i == 0 || ttl != max(s.TTL/5, time.Second)) {
+	// the fault steps scale with it (a fifth, a third, half; a failover
+	// needs a lease that outlasts it).
+	var ttls []time.Duration
+	for _, d := range []time.Duration{5, 3, 2} {
+		if ttl := max(s.TTL/d, time.Second); ttl < s.TTL && !slices.Contains(ttls, ttl) {
+			ttls = append(ttls, ttl)
 			add(fmt.Sprintf("TTL %s (was %s), the run's times scaled with it", ttl, s.TTL), s.scaled(ttl))
 		}
 	}
