@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"container/heap"
 	"context"
 	"sort"
 
@@ -199,6 +198,9 @@ type callOrder struct {
 	latest   int64
 	started  bool
 	q        opHeap
+	// out is the operation handed out: one place for every operation,
+	// rather than a copy each that escapes to the heap.
+	out pending
 }
 
 type pending struct {
@@ -207,42 +209,74 @@ type pending struct {
 	pos int // position in the file: the order of equal calls
 }
 
+// opHeap is a binary heap of operations by call, then position. It is
+// typed rather than container/heap's: boxing each operation in an
+// interface was an allocation an operation, and a fifth of a long
+// check's time with the collector's share.
 type opHeap []pending
 
-func (h opHeap) Len() int { return len(h) }
-func (h opHeap) Less(i, j int) bool {
+func (h opHeap) less(i, j int) bool {
 	if h[i].op.Call != h[j].op.Call {
 		return h[i].op.Call < h[j].op.Call
 	}
 	return h[i].pos < h[j].pos
 }
-func (h opHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *opHeap) Push(x any)   { *h = append(*h, x.(pending)) }
-func (h *opHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *opHeap) push(p pending) {
+	q := append(*h, p)
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q.less(i, parent) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+	*h = q
+}
+
+// pop moves the first operation to *to.
+func (h *opHeap) pop(to *pending) {
+	q := *h
+	n := len(q) - 1
+	*to = q[0]
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		m := 2*i + 1
+		if m >= n {
+			break
+		}
+		if r := m + 1; r < n && q.less(r, m) {
+			m = r
+		}
+		if !q.less(m, i) {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
 }
 
 // push takes the next operation of the file and hands out, to emit,
 // those that are now in call order.
-func (c *callOrder) push(p pending, emit func(*history.Op, int32)) {
+func (c *callOrder) push(p *pending, emit func(*history.Op, int32)) {
 	if !c.started || p.op.Call > c.latest {
 		c.latest, c.started = p.op.Call, true
 	}
-	heap.Push(&c.q, p)
-	for c.q.Len() > 0 && c.q[0].op.Call < satSub(c.latest, c.disorder) {
-		x := heap.Pop(&c.q).(pending)
-		emit(&x.op, x.idx)
+	c.q.push(*p)
+	for len(c.q) > 0 && c.q[0].op.Call < satSub(c.latest, c.disorder) {
+		c.q.pop(&c.out)
+		emit(&c.out.op, c.out.idx)
 	}
 }
 
 // flush hands out the rest.
 func (c *callOrder) flush(emit func(*history.Op, int32)) {
-	for c.q.Len() > 0 {
-		x := heap.Pop(&c.q).(pending)
-		emit(&x.op, x.idx)
+	for len(c.q) > 0 {
+		c.q.pop(&c.out)
+		emit(&c.out.op, c.out.idx)
 	}
 }
 

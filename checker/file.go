@@ -120,8 +120,10 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 			carries: map[string]*keyCarry{}, acc: map[string]*keyAcc{}, shown: shown}
 		order := &callOrder{disorder: sp.disorder[g]}
 		pos := 0
+		var p pending
 		err := sp.read(g, func(op *history.Op, i int32) {
-			order.push(pending{op: *op, idx: i, pos: pos}, gc.add)
+			p.op, p.idx, p.pos = *op, i, pos
+			order.push(&p, gc.add)
 			pos++
 		})
 		if err != nil {
@@ -279,9 +281,10 @@ func (s *spill) read(g int, each func(op *history.Op, i int32)) error {
 	}
 	defer os.Remove(s.path(g))
 	defer f.Close()
+	var op history.Op
+	t := texts{}
 	return readFramed(bufio.NewReaderSize(f, 1<<16), func(rec []byte) error {
-		var op history.Op
-		_, i, err := readOp(rec, &op)
+		_, i, err := readOp(rec, &op, t)
 		if err != nil {
 			return fmt.Errorf("spilled operations: %w", err)
 		}

@@ -167,7 +167,7 @@ func (k *keyShown) shownWrites(holds []Hold) ([]history.Op, error) {
 	var out []history.Op
 	err := readFramed(bufio.NewReaderSize(k.writes, 1<<16), func(rec []byte) error {
 		var op history.Op
-		if _, _, err := readOp(rec, &op); err != nil {
+		if _, _, err := readOp(rec, &op, nil); err != nil {
 			return err
 		}
 		if op.Call < from || op.Call > to {

@@ -30,8 +30,10 @@ func appendOp(b []byte, i int32, op *history.Op) []byte {
 
 var errSpill = errors.New("cut short")
 
-// readOp decodes what appendOp wrote, returning the rest of b.
-func readOp(b []byte, op *history.Op) ([]byte, int32, error) {
+// readOp decodes what appendOp wrote, returning the rest of b. The texts
+// that repeat (key, kind, outcome) come from t, made once each; a nil t
+// makes them with unique alone.
+func readOp(b []byte, op *history.Op, t texts) ([]byte, int32, error) {
 	var n [9]int64
 	for j := range n {
 		v, k := binary.Varint(b)
@@ -44,19 +46,37 @@ func readOp(b []byte, op *history.Op) ([]byte, int32, error) {
 		return nil, 0, errSpill
 	}
 	op.HasFence, b = b[0] == 1, b[1:]
-	var s [5]string
+	var s [5][]byte
 	for j := range s {
 		l, k := binary.Uvarint(b)
 		if k <= 0 || uint64(len(b)-k) < l {
 			return nil, 0, errSpill
 		}
-		s[j], b = string(b[k:k+int(l)]), b[k+int(l):]
+		s[j], b = b[k:k+int(l)], b[k+int(l):]
 	}
 	op.Client, op.Worker, op.TTLms, op.Fence, op.Read, op.Wrote, op.Call, op.Return = int(n[1]), int(n[2]), n[3], n[4], n[5], n[6], n[7], n[8]
-	op.Key = unique.Make(s[0]).Value()
-	op.Kind = history.Kind(unique.Make(s[1]).Value())
-	op.Token = s[2]
-	op.Outcome = history.Outcome(unique.Make(s[3]).Value())
-	op.Error = s[4]
+	op.Key = t.of(s[0])
+	op.Kind = history.Kind(t.of(s[1]))
+	op.Token = string(s[2])
+	op.Outcome = history.Outcome(t.of(s[3]))
+	op.Error = string(s[4])
 	return b, int32(n[0]), nil
+}
+
+// texts keeps each text readOp met once, up to maxTexts of them: reading
+// a spilled operation made a string of its key, kind and outcome only for
+// unique to find the one it had.
+type texts map[string]string
+
+const maxTexts = 1 << 12
+
+func (t texts) of(b []byte) string {
+	if s, ok := t[string(b)]; ok {
+		return s
+	}
+	s := unique.Make(string(b)).Value()
+	if t != nil && len(t) < maxTexts {
+		t[s] = s
+	}
+	return s
 }
