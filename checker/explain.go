@@ -88,16 +88,35 @@ func between(faults []history.Fault, from, to int64) string {
 		if w.Start > to || end < from {
 			continue
 		}
-		target := ""
+		target, promoted := "", ""
 		if w.Target != "" {
 			target = " on " + w.Target
 		}
-		parts = append(parts, fmt.Sprintf("%s%s (%s-%s)", w.Name, target, at(w.Start), at(end)))
+		if w.Promoted != "" {
+			promoted = fmt.Sprintf("; %s serving as the primary from %s", w.Promoted, at(w.PromotedAt))
+		}
+		parts = append(parts, fmt.Sprintf("%s%s (%s-%s%s)", w.Name, target, at(w.Start), at(end), promoted))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return "; between them: " + strings.Join(parts, ", ")
+}
+
+// tookOver says which node answered a reply at ret, when a fault window
+// that began after from made another node the primary by then: ", from
+// n2, which took over from n0 at 8.60 s". A reply after the takeover came
+// from the new primary: the old one was killed or demoted.
+func tookOver(faults []history.Fault, from, ret int64) string {
+	for _, w := range faults {
+		if w.Promoted != "" && w.Start >= from && w.PromotedAt > from && w.PromotedAt <= ret {
+			if w.Target != "" && w.Target != w.Promoted {
+				return fmt.Sprintf(", from %s, which took over from %s at %s", w.Promoted, w.Target, at(w.PromotedAt))
+			}
+			return fmt.Sprintf(", from %s, the primary from %s", w.Promoted, at(w.PromotedAt))
+		}
+	}
+	return ""
 }
 
 // endedBy says how a hold ended.
@@ -133,9 +152,9 @@ func explainDoubleHolder(f *Finding, x explainCtx) string {
 	if f.Allowed {
 		rule += " Allowed: " + x.allowedBecause + "."
 	}
-	return fmt.Sprintf("Worker %d held %s from %s (%s) and believed it until %s (%s)%s. Worker %d was told it holds at %s (%s) while worker %d still believed: both held it for %.1f ms. %s",
+	return fmt.Sprintf("Worker %d held %s from %s (%s) and believed it until %s (%s)%s. Worker %d was told it holds at %s (%s%s) while worker %d still believed: both held it for %.1f ms. %s",
 		p.Worker, f.Key, at(p.Start), began(p), at(p.End), endedBy(p), between(x.faults, p.Start, c.Start),
-		c.Worker, at(c.Start), began(c), p.Worker, f.OverlapMs, rule)
+		c.Worker, at(c.Start), began(c), tookOver(x.faults, p.Start, c.Start), p.Worker, f.OverlapMs, rule)
 }
 
 func explainWriteOverHolder(f *Finding, c explainCtx) string {

@@ -13,10 +13,12 @@ import (
 
 // Every finding kind has an explanation, built from a history by the
 // checker, that names its facts: the workers, the replies and their
-// times, the fault window between (with its target node) and the rule a
-// correct lock keeps.
+// times, the fault window between (with its target node, and the node
+// that took over as the primary, which answered the second holder) and
+// the rule a correct lock keeps.
 func TestExplainEveryKind(t *testing.T) {
 	kill := history.Fault{Name: "kill-primary", Target: "n0", Start: 100e6, End: 200e6}
+	promoted := history.Fault{Name: "kill-primary", Target: "n0", Start: 100e6, End: 400e6, Promoted: "n2", PromotedAt: 250e6}
 	cases := []struct {
 		kind    FindingKind
 		redlock bool
@@ -26,6 +28,8 @@ func TestExplainEveryKind(t *testing.T) {
 	}{
 		{kind: KindDoubleHolder, ops: []history.Op{acq(1, "a1", ok, 0, 1), acq(2, "b1", ok, 300, 301)}, faults: []history.Fault{kill},
 			facts: []string{"Worker 1 held lock:{a} from 0.00 s (its acquire's OK)", "until 1.00 s (its lease's end)", "kill-primary on n0 (0.10 s-0.20 s)", "Worker 2 was told it holds at 0.30 s", "only a fence keeps the resource safe"}},
+		{kind: KindDoubleHolder, ops: []history.Op{acq(1, "a1", ok, 0, 1), acq(2, "b1", ok, 300, 301)}, faults: []history.Fault{promoted},
+			facts: []string{"kill-primary on n0 (0.10 s-0.40 s; n2 serving as the primary from 0.25 s)", "Worker 2 was told it holds at 0.30 s (its acquire's OK, from n2, which took over from n0 at 0.25 s)"}},
 		{kind: KindIllegalLock, ops: []history.Op{acq(1, "a1", ok, 0, 1), acq(2, "b1", ok, 300, 301)},
 			facts: []string{"No one order of the lock operations on lock:{a}", "worker 1's acquire got OK at 0.00 s"}},
 		{kind: KindLostIncrement, ops: []history.Op{incr(1, 0, ok, 10, 20), incr(2, 0, ok, 12, 22)},

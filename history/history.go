@@ -77,6 +77,11 @@ type Fault struct {
 	Detail string `json:"detail,omitempty"`
 	Start  int64  `json:"start"`
 	End    int64  `json:"end"`
+	// Promoted is the node that the fault made the key's primary, and
+	// PromotedAt when it was first seen serving as one: an OK after it
+	// came from that node, which explanations say.
+	Promoted   string `json:"promoted,omitempty"`
+	PromotedAt int64  `json:"promoted_at,omitempty"`
 	// Nodes, for a step of a rolling upgrade, is every server as the step
 	// left it.
 	Nodes []NodeState `json:"nodes,omitempty"`

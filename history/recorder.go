@@ -195,6 +195,18 @@ func (r *Recorder) FaultTarget(i int, target, detail string) {
 	}
 }
 
+// FaultPromoted records, in fault window i, that node now serves as the
+// key's primary.
+func (r *Recorder) FaultPromoted(i int, node string) {
+	now := r.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= 0 && i < len(r.faults) {
+		r.faults[i].Promoted, r.faults[i].PromotedAt = node, now
+		r.streamFault(i)
+	}
+}
+
 // FaultNodes records, in fault window i, the servers as the step it
 // stands for left them.
 func (r *Recorder) FaultNodes(i int, nodes []NodeState) {

@@ -91,7 +91,10 @@ func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
 	if err != nil {
 		return err
 	}
-	_, perr := newPrimary(ctx, env.Topo, key, old, 30*time.Second)
+	np, perr := newPrimary(ctx, env.Topo, key, old, 30*time.Second)
+	if perr == nil {
+		env.Rec.FaultPromoted(win, np.Name)
+	}
 	cctx, cancel = cleanup(ctx)
 	defer cancel()
 	if rerr := old.Restart(cctx, env.AOF); rerr != nil {
@@ -135,7 +138,7 @@ func (f failover) Inject(ctx context.Context, env Env) error {
 	if err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
-	end := env.window(f.name, old, "")
+	win, end := env.openWindow(f.name, old, "")
 	defer end()
 	if env.Topo.Kind == topology.Sentinel {
 		_, err = env.Topo.Sentinels()[0].Do(ctx, "SENTINEL", "FAILOVER", topology.MasterSet)
@@ -149,9 +152,11 @@ func (f failover) Inject(ctx context.Context, env Env) error {
 	if err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
-	if _, err := newPrimary(ctx, env.Topo, env.Key, old, 30*time.Second); err != nil {
+	np, err := newPrimary(ctx, env.Topo, env.Key, old, 30*time.Second)
+	if err != nil {
 		return err
 	}
+	env.Rec.FaultPromoted(win, np.Name)
 	cctx, cancel := cleanup(ctx)
 	defer cancel()
 	return awaitRole(cctx, old, topology.RoleReplica, 30*time.Second)
