@@ -146,7 +146,11 @@ search:
 					res.Ended = "interrupted"
 					break search
 				}
-				return nil, err
+				// a run that could not be carried out (a topology that
+				// did not start on a loaded machine) drops the cut, not
+				// the shrink
+				step.Error = err.Error()
+				fmt.Fprintf(o.Progress, "  %s %s: %v: dropped\n", sh.clock(), cut.What, err)
 			}
 			// Every cut takes something away, so a cut that shows the
 			// kind is kept even when its run had more operations (with
@@ -258,11 +262,13 @@ func (sh *shrinker) confirm(ctx context.Context, kept []candidate, res *reports.
 				break
 			}
 			r, err := sh.run(ctx, c.s, "confirm", runs+1)
+			if err != nil && ctx.Err() != nil {
+				break
+			}
 			if err != nil {
-				if ctx.Err() != nil {
-					break
-				}
-				return nil, err
+				// counted as a replay that did not show it
+				fmt.Fprintf(o.Progress, "  %s confirm: %v\n", sh.clock(), err)
+				r = runOutcome{}
 			}
 			runs++
 			if r.shown {

@@ -33,6 +33,8 @@ type ShrinkStep struct {
 	Runs       int     `json:"runs"`
 	Size       *Size   `json:"size,omitempty"`
 	Seconds    float64 `json:"seconds"`
+	// Error says why a run of the cut could not be carried out.
+	Error string `json:"error,omitempty"`
 }
 
 // Shrunk is shrink.json: what was kept, how much smaller it is, and how
