@@ -120,7 +120,10 @@ func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOpti
 	res := &reports.Shrunk{From: from, Kind: o.Kind, Before: reports.SizeOf(orig), Budget: o.Budget.String()}
 	fmt.Fprintf(o.Progress, "shrink %s: keep %s; before: %s; budget %s\n", from, o.Kind, res.Before, o.Budget)
 
-	kept := []candidate{{s: pinned, size: res.Before, seen: firstSeen(orig, o.Kind), wall: time.Duration(orig.DurationMs)*time.Millisecond + 5*time.Second}}
+	// A replay stops at its violation: the original's would take about as
+	// long as the time to it, plus a start-up.
+	seen := firstSeen(orig, o.Kind)
+	kept := []candidate{{s: pinned, size: res.Before, seen: seen, wall: max(seen, time.Second) + 5*time.Second}}
 	tried := map[string]bool{pinned.Command(): true}
 	res.Ended = "no smaller scenario showed " + o.Kind
 search:
