@@ -91,11 +91,11 @@ func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOpti
 	o = o.withDefaults()
 	f, err := scenarios.LoadRunFile(filepath.Join(from, scenarios.RunFileName))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: give the folder of a violated run (lockcheck run or matrix wrote it)", err)
 	}
 	orig, err := reports.LoadRunResult(filepath.Join(from, "result.json"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: give the folder of a violated run (lockcheck run or matrix wrote it)", err)
 	}
 	kinds := orig.Checks.FailingKinds()
 	if len(kinds) == 0 {
