@@ -127,6 +127,17 @@ func (c *config) check() error {
 	return nil
 }
 
+// needsServer says whether a section to run starts servers: the checker
+// and recheck sections run on generated histories, without Docker.
+func (c *config) needsServer() bool {
+	for _, s := range sectionNames {
+		if s != "checker" && s != "recheck" && c.wants(s) {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *config) wants(section string) bool {
 	if c.only == "" {
 		return true

@@ -24,10 +24,11 @@ type recheckReport struct {
 
 // recheckSection measures lockcheck check end to end on generated
 // histories of -check-ops operations and a tenth of that, saved as a run
-// folder: reading
-// history.json, every check, and writing result.json and the pictures,
-// each step in a child process of its own so that its peak memory is its
-// own.
+// folder: reading history.json, every check, and writing result.json and
+// the pictures, each step in a child process of its own so that its peak
+// memory is its own. Each history is checked twice: as lockcheck writes
+// it (an operation per line) and indented as jq . writes it, the layout
+// of a history another tool wrote or a user reformatted.
 func (b *bench) recheckSection(ctx context.Context) error {
 	// a tenth first: the size the goal of 3 s and 300 MB was set for
 	for _, n := range []int{b.cfg.checkOps / 10, b.cfg.checkOps} {
@@ -38,38 +39,78 @@ func (b *bench) recheckSection(ctx context.Context) error {
 	return nil
 }
 
-// recheckSize measures the check of one generated history of n operations.
+// recheckSize measures the check of one generated history of n
+// operations, in lockcheck's layout and indented.
 func (b *bench) recheckSize(ctx context.Context, n int) error {
 	name := fmt.Sprintf("lockcheck check of a %s-operation history, end to end", count(n))
-	dir, err := os.MkdirTemp("", "lockcheck-bench-recheck-")
+	indentedName := fmt.Sprintf("lockcheck check of a %s-operation history indented as jq . writes it, end to end", count(n))
+	notMeasured := func(name, why string, err error) error {
+		b.add(Row{Name: name, Unit: "s", section: secChecker, Note: "not measured: " + why + err.Error()})
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "lockcheck-bench-recheck-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	gen, err := runChild(ctx, 0, "-child", "generate", "-child-ops", strconv.Itoa(n), "-child-dir", dir, "-checker-keys", strconv.Itoa(b.cfg.checkerKeys))
+	defer os.RemoveAll(tmp)
+	lines, indented := filepath.Join(tmp, "lines"), filepath.Join(tmp, "indented")
+	for _, d := range []string{lines, indented} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	gen, err := runChild(ctx, 0, "-child", "generate", "-child-ops", strconv.Itoa(n), "-child-dir", lines, "-checker-keys", strconv.Itoa(b.cfg.checkerKeys))
 	if err != nil {
-		b.add(Row{Name: name, Unit: "s", section: secChecker, Note: "not measured: generating the history failed: " + err.Error()})
-		return err
+		return notMeasured(name, "generating the history failed: ", err)
 	}
-	size := int64(0)
-	if fi, err := os.Stat(filepath.Join(dir, "history.json")); err == nil {
-		size = fi.Size()
+	r, err := b.recheck(ctx, lines)
+	if err != nil {
+		return notMeasured(name, "", err)
 	}
-	cr, err := runChild(ctx, 0, "-child", "recheck", "-child-dir", dir)
+	b.add(r.row(name, fmt.Sprintf("history.json of %d MiB (%d operations over %d keys from checker.Generate, saved by History.Save: an operation per line); verdict %s; generating and saving it took %s in another process",
+		fileSize(filepath.Join(lines, "history.json"))>>20, r.Ops, b.cfg.checkerKeys, r.Verdict, gen.Elapsed.Round(time.Second))))
+
+	begin := time.Now()
+	if err := indentHistory(filepath.Join(lines, "history.json"), filepath.Join(indented, "history.json")); err != nil {
+		return notMeasured(indentedName, "indenting the history failed: ", err)
+	}
+	took := time.Since(begin)
+	ri, err := b.recheck(ctx, indented)
+	if err != nil {
+		return notMeasured(indentedName, "", err)
+	}
+	b.add(ri.row(indentedName, fmt.Sprintf("the row above's history indented as jq . writes it (two spaces, a member or element a line): history.json of %d MiB, written in %s; verdict %s; %.2fx the time and %.2fx the peak memory of lockcheck's own layout in this run",
+		fileSize(filepath.Join(indented, "history.json"))>>20, took.Round(time.Second), ri.Verdict, ri.Seconds/r.Seconds, float64(ri.PeakRSS)/float64(r.PeakRSS))))
+	return nil
+}
+
+// recheck checks the run folder dir in a child process, as lockcheck
+// check does.
+func (b *bench) recheck(ctx context.Context, dir string) (recheckReport, error) {
 	var r recheckReport
+	cr, err := runChild(ctx, 0, "-child", "recheck", "-child-dir", dir)
 	if err == nil {
 		err = json.Unmarshal(cr.Stdout, &r)
 	}
-	if err != nil {
-		b.add(Row{Name: name, Unit: "s", section: secChecker, Note: "not measured: " + err.Error()})
-		return err
+	if err == nil {
+		b.log.Info("recheck", "dir", dir, "ops", r.Ops, "seconds", r.Seconds, "peak_mib", r.PeakRSS>>20)
 	}
-	b.log.Info("recheck", "ops", r.Ops, "seconds", r.Seconds, "peak_mib", r.PeakRSS>>20)
-	b.add(Row{Name: name, Unit: "s", Value: num(r.Seconds), Runs: 1, section: secChecker,
+	return r, err
+}
+
+// row is the table's row of a recheck.
+func (r recheckReport) row(name, note string) Row {
+	return Row{Name: name, Unit: "s", Value: num(r.Seconds), Runs: 1, section: secChecker,
 		Reference: "peak RSS of the process, MiB", ReferenceValue: num(float64(r.PeakRSS) / (1 << 20)),
-		Note: fmt.Sprintf("harness.Recheck (what lockcheck check DIR runs: checker.RunFile, a group of keys at a time) in a process of its own: history.json of %d MiB (%d operations over %d keys from checker.Generate), every check, result.json, report.html and linearizability.html; verdict %s; generating and saving the history took %s in another process",
-			size>>20, r.Ops, b.cfg.checkerKeys, r.Verdict, gen.Elapsed.Round(time.Second))})
-	return nil
+		Note: "harness.Recheck (what lockcheck check DIR runs: checker.RunFile, a group of keys at a time) in a process of its own: every check, result.json, report.html and linearizability.html; " + note}
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // generateChild writes a generated legal history of cfg.ops operations as

@@ -42,23 +42,27 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (err error) {
 		startup: map[topology.Kind][]float64{}, startErr: map[topology.Kind]string{}, failover: map[topology.Kind]float64{},
 		floor: map[int][]float64{}}
 	machine := describeMachine(ctx)
-	b.eng, err = topology.Connect(ctx, log)
-	if err != nil {
-		return err
+	if cfg.needsServer() {
+		b.eng, err = topology.Connect(ctx, log)
+		if err != nil {
+			return err
+		}
+		defer b.eng.Close()
+		defer func() {
+			// Whatever a section left behind: its topologies (each removes
+			// its own on the way out; this is the net under it) and the
+			// floor's containers.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			err = errors.Join(err, b.eng.RemoveStarted(cctx), b.eng.RemoveRun(cctx, b.runID))
+		}()
+		if err := b.pickBuild(ctx); err != nil {
+			return err
+		}
+		machine.Server = fmt.Sprintf("%s (%s)", b.build.Name, b.image)
+	} else {
+		machine.Server = "none: the sections run need no server"
 	}
-	defer b.eng.Close()
-	defer func() {
-		// Whatever a section left behind: its topologies (each removes its
-		// own on the way out; this is the net under it) and the floor's
-		// containers.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		err = errors.Join(err, b.eng.RemoveStarted(cctx), b.eng.RemoveRun(cctx, b.runID))
-	}()
-	if err := b.pickBuild(ctx); err != nil {
-		return err
-	}
-	machine.Server = fmt.Sprintf("%s (%s)", b.build.Name, b.image)
 	log.Info("bench", "server", b.build.Name, "image", b.image, "quick", cfg.quick, "runs", cfg.runs, "seeds", cfg.seeds)
 
 	sections := []struct {
