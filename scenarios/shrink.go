@@ -57,6 +57,11 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 			add(fmt.Sprintf("TTL %s (was %s), the run's times scaled with it", ttl, s.TTL), s.scaled(ttl))
 		}
 	}
+	// All the noise off at once first: when the violation needs none of
+	// it, one cut does what six would.
+	if quiet := s.quiet(); quiet.Command() != s.Command() {
+		add("the workload's noise off (stalls, pauses, late and abandoned holds, retry backoff, observer)", quiet)
+	}
 	for _, q := range []struct {
 		name string
 		rate *float64
@@ -125,6 +130,21 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 		add(fmt.Sprintf("1 key (was %d)", s.Keys), c)
 	}
 	return out
+}
+
+// quiet is s with every noise Cuts takes away one at a time taken away
+// at once.
+func (s Scenario) quiet() Scenario {
+	for _, rate := range []*float64{&s.StallRate, &s.PauseRate, &s.LateRate, &s.AbandonRate} {
+		if *rate > 0 {
+			*rate = None
+		}
+	}
+	s.BackoffMin = max(s.BackoffMin, s.BackoffMax)
+	if s.ObserveEvery > 0 {
+		s.ObserveEvery = None
+	}
+	return s
 }
 
 // scaled is s with the lease ttl and every time the workload draws from
