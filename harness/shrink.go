@@ -125,13 +125,17 @@ func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOpti
 	seen := firstSeen(orig, o.Kind)
 	kept := []candidate{{s: pinned, size: res.Before, seen: seen, wall: max(seen, time.Second) + 5*time.Second}}
 	tried := map[string]bool{pinned.Command(): true}
+	// A cut that did not show the kind is not tried again after others
+	// were kept (the same words: the noise a violation needs stays
+	// needed); a shorter run or fewer clients have words of their own.
+	dropped := map[string]bool{}
 	res.Ended = "no smaller scenario showed " + o.Kind
 search:
 	for {
 		best := kept[len(kept)-1]
 		progress := false
 		for _, cut := range scenarios.Cuts(best.s, best.seen) {
-			if key := cut.Scenario.Command(); tried[key] {
+			if key := cut.Scenario.Command(); tried[key] || dropped[cut.What] {
 				continue
 			} else {
 				tried[key] = true
@@ -163,6 +167,8 @@ search:
 				step.Kept, step.Size = true, &c.size
 				kept = append(kept, *c)
 				progress = true
+			} else {
+				dropped[cut.What] = true
 			}
 			res.Steps = append(res.Steps, step)
 			verdict := "dropped"
