@@ -62,6 +62,20 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 	if quiet := s.quiet(); quiet.Command() != s.Command() {
 		add("the workload's noise off (stalls, pauses, late and abandoned holds, retry backoff, observer)", quiet)
 	}
+	// A run needs to last until its violation: just past it, or with as
+	// long again for a slower run.
+	for _, d := range []time.Duration{(seen + max(s.TTL/2, 200*time.Millisecond)).Round(100 * time.Millisecond), (seen*2 + time.Second).Round(time.Second)} {
+		if seen > 0 && d < s.Duration {
+			add(fmt.Sprintf("duration %s (was %s)", d, s.Duration), s.within(d))
+		}
+	}
+	for _, n := range []int{1, 2, s.Clients / 2, s.Clients - 1} {
+		if n >= 1 && n < s.Clients {
+			c := s
+			c.Clients = n
+			add(fmt.Sprintf("%d clients (was %d)", n, s.Clients), c)
+		}
+	}
 	for _, q := range []struct {
 		name string
 		rate *float64
@@ -84,13 +98,6 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 		c.ObserveEvery = None
 		add("no observer", c)
 	}
-	// A run needs to last until its violation: just past it, or with as
-	// long again for a slower run.
-	for _, d := range []time.Duration{(seen + max(s.TTL/2, 200*time.Millisecond)).Round(100 * time.Millisecond), (seen*2 + time.Second).Round(time.Second)} {
-		if seen > 0 && d < s.Duration {
-			add(fmt.Sprintf("duration %s (was %s)", d, s.Duration), s.within(d))
-		}
-	}
 	if len(s.Events) > 1 {
 		for i, e := range s.Events {
 			c := s
@@ -111,13 +118,6 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 			}
 			c.Duration = max(c.Duration-shift, c.Events[len(c.Events)-1].At+time.Second)
 			add(fmt.Sprintf("fault steps %s earlier", shift), c)
-		}
-	}
-	for _, n := range []int{1, 2, s.Clients / 2, s.Clients - 1} {
-		if n >= 1 && n < s.Clients {
-			c := s
-			c.Clients = n
-			add(fmt.Sprintf("%d clients (was %d)", n, s.Clients), c)
 		}
 	}
 	if s.Keys > 1 {

@@ -30,8 +30,8 @@ func TestCutsEachTakeSomethingAway(t *testing.T) {
 	for _, c := range cuts {
 		whats = append(whats, c.What)
 	}
-	if len(cuts) < 2 || cuts[0].What != "TTL 1s (was 2s), the run's times scaled with it" || !strings.HasPrefix(cuts[1].What, "the workload's noise off") || cuts[2].What != "no stalls" || !containsCut(cuts[:10], "duration 11s (was 1m0s)") || !containsCut(cuts[:10], "duration 21s (was 1m0s)") || !strings.HasPrefix(cuts[len(cuts)-1].What, "1 key") {
-		t.Fatalf("cuts %q, want the TTL halved first, all the noise off next, then the stalls alone, the run cut to 11s (just past the violation's 10s) and 21s (twice it + 1s) before the fault steps, and one key last", whats)
+	if len(cuts) < 2 || cuts[0].What != "TTL 1s (was 2s), the run's times scaled with it" || !strings.HasPrefix(cuts[1].What, "the workload's noise off") || cuts[4].What != "1 clients (was 6)" || cuts[8].What != "no stalls" || !containsCut(cuts[:4], "duration 11s (was 1m0s)") || !containsCut(cuts[:4], "duration 21s (was 1m0s)") || !strings.HasPrefix(cuts[len(cuts)-1].What, "1 key") {
+		t.Fatalf("cuts %q, want the TTL halved first, all the noise off next, the run cut to 11s (just past the violation's 10s) and 21s (twice it + 1s), fewer clients, the stalls alone, the fault steps, and one key last", whats)
 	}
 	half := cuts[0].Scenario
 	if half.Duration != p.Duration/2 || half.WorkMax != p.WorkMax/2 || half.Events[0].At != (p.Events[0].At/2).Round(time.Millisecond) || half.BackoffMin != p.BackoffMin {
