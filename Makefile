@@ -54,7 +54,7 @@ unit:
 # (scripts/test.sh): the packages one at a time (the topology suite and the
 # Go tests time failovers) and, beside them, one after the other, the
 # suites whose verdicts do not hang on the machine's speed: the quick
-# slice, the upgrade suite and the compat suite.
+# slice, the upgrade suite, the compat suite and the example library.
 test: images
 	$(GO) vet ./...
 	./scripts/test.sh $(GO) $(OUT)
