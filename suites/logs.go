@@ -17,14 +17,16 @@ import (
 // finished is explained by the sentinels' and servers' last lines.
 const logTail = 12
 
-// keepLogs saves a failed spec's node logs into its run folder, beside
+// KeepLogs saves a failed spec's node logs into its run folder, beside
 // whatever the spec wrote there, and adds each node's last lines to the
-// spec's report.
-func keepLogs(ctx context.Context, t *topology.Topology) {
+// spec's report; what names them in the report ("node logs", or a shared
+// server's since it started).
+func KeepLogs(ctx context.Context, t *topology.Topology, what string) {
 	dir := filepath.Join(specDir(), "nodes")
-	AddReportEntry("node logs", dir)
+	AddReportEntry(what, dir)
 	if err := t.SaveLogs(ctx, dir); err != nil {
 		AddReportEntry("node logs not saved", err.Error())
+		return
 	}
 	for _, n := range t.Nodes {
 		b, err := os.ReadFile(filepath.Join(dir, n.Name+".log"))

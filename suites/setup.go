@@ -103,7 +103,7 @@ func Setup() *Env {
 	})
 	AfterEach(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() && env.current != nil {
-			keepLogs(ctx, env.current)
+			KeepLogs(ctx, env.current, "node logs")
 		}
 	}, NodeTimeout(time.Minute))
 	BeforeSuite(func(ctx SpecContext) {

@@ -3,9 +3,7 @@ package safety_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -86,40 +84,8 @@ func keptShared(t *topology.Topology) {
 		if !CurrentSpecReport().Failed() {
 			return
 		}
-		dir := filepath.Join(specDir(), "nodes")
-		AddReportEntry("node logs (the shared server's since it started)", dir)
-		if err := t.SaveLogs(ctx, dir); err != nil {
-			AddReportEntry("node logs not saved", err.Error())
-			return
-		}
-		for _, n := range t.Nodes {
-			b, err := os.ReadFile(filepath.Join(dir, n.Name+".log"))
-			if err != nil {
-				continue
-			}
-			lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-			lines = lines[max(0, len(lines)-logTail):]
-			AddReportEntry(fmt.Sprintf("log of %s (last %d lines)", n.Name, len(lines)), strings.Join(lines, "\n"))
-		}
+		suites.KeepLogs(ctx, t, "node logs (the shared server's since it started)")
 	}, NodeTimeout(time.Minute))
-}
-
-// logTail is how many of each node's last lines a failed spec's report
-// shows, as for a topology of its own.
-const logTail = 12
-
-// specDir is the current spec's run folder, as suites.RunDir names it,
-// without emptying it.
-func specDir() string {
-	wd, err := os.Getwd()
-	Expect(err).NotTo(HaveOccurred())
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
-			return r
-		}
-		return '_'
-	}, CurrentSpecReport().FullText())
-	return filepath.Join(suites.JUnitDir, filepath.Base(wd), name[:min(len(name), 150)])
 }
 
 // emptied makes a used server what a new one is to a script.

@@ -2,7 +2,6 @@ package testserver
 
 import (
 	"context"
-	"io"
 	"os"
 	"sync"
 	"testing"
@@ -50,21 +49,13 @@ func startShared(t testing.TB, build string) *topology.Topology {
 	}
 	// As Start does, but for the package's life: a build whose image
 	// cannot be had fails the test.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	b, err := topology.Lookup(build)
+	topo, err := start(e, build, topology.Standalone)
 	if err != nil {
+		if topo != nil {
+			topo.Terminate(context.Background())
+		}
+		shared.failed[build] = err
 		t.Fatal(err)
-	}
-	img, err := e.Obtain(ctx, b, topology.Sources{}, io.Discard)
-	if err != nil {
-		shared.failed[build] = err
-		t.Fatalf("image for %s: %v", build, err)
-	}
-	topo, err := topology.Start(ctx, e, b, img.Ref, topology.Standalone, topology.Options{})
-	if err != nil {
-		shared.failed[build] = err
-		t.Fatalf("start %s standalone: %v", build, err)
 	}
 	shared.topos[build] = topo
 	return topo

@@ -4,6 +4,7 @@ package testserver
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -44,18 +45,7 @@ func engine(t testing.TB) *topology.Engine {
 // unavailable server is never a pass.
 func Start(t testing.TB, build string, kind topology.Kind) *topology.Topology {
 	t.Helper()
-	e := engine(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	b, err := topology.Lookup(build)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := e.Obtain(ctx, b, topology.Sources{}, io.Discard)
-	if err != nil {
-		t.Fatalf("image for %s: %v", build, err)
-	}
-	topo, err := topology.Start(ctx, e, b, img.Ref, kind, topology.Options{})
+	topo, err := start(engine(t), build, kind)
 	if topo != nil {
 		t.Cleanup(func() {
 			cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
@@ -66,9 +56,28 @@ func Start(t testing.TB, build string, kind topology.Kind) *topology.Topology {
 		})
 	}
 	if err != nil {
-		t.Fatalf("start %s %s: %v", build, kind, err)
+		t.Fatal(err)
 	}
 	return topo
+}
+
+// start obtains build's image and starts kind on it.
+func start(e *topology.Engine, build string, kind topology.Kind) (*topology.Topology, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	b, err := topology.Lookup(build)
+	if err != nil {
+		return nil, err
+	}
+	img, err := e.Obtain(ctx, b, topology.Sources{}, io.Discard)
+	if err != nil {
+		return nil, fmt.Errorf("image for %s: %w", build, err)
+	}
+	topo, err := topology.Start(ctx, e, b, img.Ref, kind, topology.Options{})
+	if err != nil {
+		return topo, fmt.Errorf("start %s %s: %w", build, kind, err)
+	}
+	return topo, nil
 }
 
 // Standalone starts one server of build.
