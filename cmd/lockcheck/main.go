@@ -34,6 +34,7 @@ func commands() []command {
 		{"matrix", "run every client × fault on every build × topology; writes index.html, matrix.json, junit.xml", runMatrix},
 		{"merge", "join the folders of a sharded matrix (matrix --shard I/N) into one index.html, matrix.json, junit.xml", runMerge},
 		{"check", "re-check a saved run folder offline", runCheck},
+		{"import", "convert another tool's history (Jepsen's history.edn of a lock workload) into a folder lockcheck check reads", runImport},
 		{"adapter-check", "check an external adapter against the adapter protocol on a standalone server, in seconds", runAdapterCheck},
 		{"catch-rate", "run each mutant and its control over seeded runs of its randomized scenario; writes catch-rate.md", runCatchRate},
 		{"claims", "run each of the article's claims about Redlock over seeded runs of the scenario that tests it, and each Redlock mutant; writes claims.md", runClaims},
