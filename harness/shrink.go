@@ -146,7 +146,7 @@ search:
 				break search
 			}
 			began := time.Now()
-			c, shown, runs, err := sh.try(ctx, cut, best)
+			c, shown, runs, err := sh.try(ctx, cut)
 			step := reports.ShrinkStep{What: cut.What, Reproduced: shown, Runs: runs, Seconds: time.Since(began).Seconds()}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -205,10 +205,10 @@ search:
 // try runs cut's scenario until a run does not show the kind or Tries
 // runs did; it returns the candidate (the first run's folder kept) when
 // every run showed it.
-func (sh *shrinker) try(ctx context.Context, cut scenarios.Cut, best candidate) (*candidate, int, int, error) {
+func (sh *shrinker) try(ctx context.Context, cut scenarios.Cut) (*candidate, int, int, error) {
 	var c *candidate
 	for i := 1; i <= sh.o.Tries; i++ {
-		r, err := sh.run(ctx, cut.Scenario, cut.What, i)
+		r, err := sh.run(ctx, cut.Scenario, cut.What)
 		if err != nil {
 			if c != nil {
 				os.RemoveAll(c.dir)
@@ -238,7 +238,7 @@ type runOutcome struct {
 }
 
 // run executes s once into a fresh folder under tries/.
-func (sh *shrinker) run(ctx context.Context, s scenarios.Scenario, what string, i int) (runOutcome, error) {
+func (sh *shrinker) run(ctx context.Context, s scenarios.Scenario, what string) (runOutcome, error) {
 	sh.runs++
 	dir := filepath.Join(sh.o.Out, "tries", fmt.Sprintf("%03d", sh.runs))
 	began := time.Now()
@@ -270,7 +270,7 @@ func (sh *shrinker) confirm(ctx context.Context, kept []candidate, res *reports.
 				res.Ended = "budget"
 				break
 			}
-			r, err := sh.run(ctx, c.s, "confirm", runs+1)
+			r, err := sh.run(ctx, c.s, "confirm")
 			if err != nil && ctx.Err() != nil {
 				break
 			}

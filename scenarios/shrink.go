@@ -59,7 +59,7 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 	}
 	// All the noise off at once first: when the violation needs none of
 	// it, one cut does what six would.
-	if quiet := s.quiet(); quiet.Command() != s.Command() {
+	if quiet := s.noiseless(); quiet.Command() != s.Command() {
 		add("the workload's noise off (stalls, pauses, late and abandoned holds, retry backoff, observer)", quiet)
 	}
 	// A run needs to last until its violation: just past it, or with as
@@ -132,9 +132,9 @@ func Cuts(s Scenario, seen time.Duration) []Cut {
 	return out
 }
 
-// quiet is s with every noise Cuts takes away one at a time taken away
+// noiseless is s with every noise Cuts takes away one at a time taken away
 // at once.
-func (s Scenario) quiet() Scenario {
+func (s Scenario) noiseless() Scenario {
 	for _, rate := range []*float64{&s.StallRate, &s.PauseRate, &s.LateRate, &s.AbandonRate} {
 		if *rate > 0 {
 			*rate = None
