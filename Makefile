@@ -5,8 +5,8 @@
 #   make safety  the whole safety suite; make bench: bench/results.md
 #   make catch-rate  each mutant and its control over 20 seeded runs: out/catch-rate/catch-rate.md
 #   make gate-catch-rate  each mutant in the default workload, judged by lock-correct: out/gate-catch-rate/catch-rate.md
-#   make claims  the article's claims about Redlock, each over 20 seeds: out/claims/claims.md
-#   make mitigations  the failover race under each mitigation, 20 seeds each: out/mitigations/mitigations.md
+#   make claims  the article's claims about Redlock, each over 20 seeds: out/claims/claims.md, README.md, docs/redlock.md
+#   make mitigations  the failover race under each mitigation, 20 seeds each: out/mitigations/mitigations.md, README.md, docs/redlock.md
 #   make false-alarms  the correct clients in the same workload: out/false-alarms/false-alarms.md
 #   make shrink-figures  violated runs shrunk to reproducers: out/shrink/shrink.md
 #   make docs    the reference pages generated from the code: docs/reference
@@ -93,17 +93,20 @@ false-alarms: images
 # primaries) in the scenario that tests it, by the built-in Redlock client
 # and redsync, and each Redlock mutant under the default gate, over 20
 # seeds, each run on a topology of its own, three at once. A measurement
-# for the README, not a test.
+# for the README, not a test: once every run is made it rewrites the
+# marked tables of README.md and docs/redlock.md, so they are never
+# copied by hand.
 claims: images
-	$(BIN) claims --out $(OUT)/claims $(CLAIMSFLAGS)
+	$(BIN) claims --out $(OUT)/claims --into README.md,docs/redlock.md $(CLAIMSFLAGS)
 
 # mitigations runs the failover race (kill-primary) on Sentinel and on the
 # cluster under each of the article's mitigations (none, WAIT 1, WAITAOF
 # 1 1, min-replicas-to-write 1, WAIT giving the lock back when short, and
 # the fenced client) over 20 seeds, each run on a topology of its own,
-# three at once. A measurement for the README, not a test.
+# three at once. A measurement for the README, not a test; it rewrites
+# the marked tables of README.md and docs/redlock.md as claims does.
 mitigations: images
-	$(BIN) claims --table mitigations --out $(OUT)/mitigations $(CLAIMSFLAGS)
+	$(BIN) claims --table mitigations --out $(OUT)/mitigations --into README.md,docs/redlock.md $(CLAIMSFLAGS)
 
 # shrink-figures shrinks violated runs of the default matrix (the native
 # client) and of three mutants' scenarios with lockcheck shrink's default

@@ -172,9 +172,9 @@ func (r ClaimRun) Line() string {
 // WriteClaims writes claims.json and claims.md into dir (mitigations.json
 // and mitigations.md for the mitigations' table).
 func WriteClaims(dir string, c *Claims) error {
-	name, render := "claims", ClaimsMarkdown
+	name := "claims"
 	if c.Table == TableMitigations {
-		name, render = "mitigations", MitigationsMarkdown
+		name = "mitigations"
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("claims folder: %w", err)
@@ -183,19 +183,46 @@ func WriteClaims(dir string, c *Claims) error {
 		return err
 	}
 	var md strings.Builder
-	render(&md, c)
+	ClaimsPage(&md, c)
 	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(md.String()), 0o644); err != nil {
 		return fmt.Errorf("write %s.md: %w", name, err)
 	}
 	return nil
 }
 
-// MitigationsMarkdown renders the mitigations' table: per topology and
-// mitigation, how often the failover race gave a double holder, how soon
-// after the kill and for how long, whether a stale write reached the
-// resource, and what the mitigation cost in acquires refused or given
-// back.
-func MitigationsMarkdown(w io.Writer, c *Claims) {
+// ClaimsPage renders the measurement's page (claims.md or
+// mitigations.md): its tables, then what each row says and the command
+// that runs one seed of it; the same blocks the docs show (ClaimsBlocks).
+func ClaimsPage(w io.Writer, c *Claims) {
+	b := ClaimsBlocks(c)
+	fmt.Fprint(w, b[0].Text, "\n", b[1].Text)
+}
+
+// ClaimsBlocks are the blocks of the hand-written pages that a measurement
+// generates (see Splice): its tables, under the marker "make TABLE" (the
+// make target that measures the table has the table's name), and what
+// each row says with its command, under "make TABLE, rows". The two are
+// apart because the README, which has a length to keep, shows the tables
+// alone and links to docs/redlock.md, which shows both.
+func ClaimsBlocks(c *Claims) []Block {
+	var tables, rows strings.Builder
+	if c.Table == TableMitigations {
+		mitigationsTable(&tables, c)
+		commands(&rows, c.Rows)
+	} else {
+		claimsTables(&tables, c)
+		commands(&rows, append(slices.Clone(c.Rows), c.Mutants...))
+	}
+	name := "make " + c.Table
+	return []Block{{Name: name, Text: tables.String()}, {Name: name + ", rows", Text: rows.String()}}
+}
+
+// mitigationsTable renders the mitigations' table, after its heading
+// line: per topology and mitigation, how often the failover race gave a
+// double holder, how soon after the kill and for how long, whether a
+// stale write reached the resource, and what the mitigation cost in
+// acquires refused or given back.
+func mitigationsTable(w io.Writer, c *Claims) {
 	claimsHeading(w, c, "kill-primary, ")
 	fmt.Fprintln(w, "| topology | mitigation | client | runs | with a double holder | median time from the fault's start to it | median overlap | stale write reached the resource | acquires refused with an error or given back |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
@@ -208,7 +235,6 @@ func MitigationsMarkdown(w io.Writer, c *Claims) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", r.Topology, name, r.Client, runsCell(r),
 			share(r.DoubleHolder, r.Runs), medianMillis(r.FirstDoubleMs), medianMillis(r.OverlapMs), r.StaleReached, cost)
 	}
-	commands(w, c.Rows)
 }
 
 // claimsHeading is a table's first line: the build, the seeds, when, how
@@ -225,7 +251,7 @@ func claimsHeading(w io.Writer, c *Claims, what string) {
 // commands lists what each row says and the command that runs one seed
 // of it, once per row name.
 func commands(w io.Writer, rows []ClaimRow) {
-	fmt.Fprintln(w, "\nWhat each row says, and the command that runs one seed of it (add --seed N):")
+	fmt.Fprintln(w, "What each row says, and the command that runs one seed of it (add --seed N):")
 	fmt.Fprintln(w)
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -244,9 +270,11 @@ func share(n, runs int) string {
 	return fmt.Sprintf("%d of %d (%.0f %%)", n, runs, 100*float64(n)/float64(runs))
 }
 
-// ClaimsMarkdown renders the claims table, the mutants' table and the
-// commands.
-func ClaimsMarkdown(w io.Writer, c *Claims) {
+// claimsTables is the claims table with its heading line, then the
+// mutants' table. The mutants' header says how they are judged, rather
+// than a sentence before it: the README shows these tables and keeps to
+// a length.
+func claimsTables(w io.Writer, c *Claims) {
 	claimsHeading(w, c, "")
 	fmt.Fprintln(w, "| claim | client | expected | runs | double holder | median time to it | stale write reached the resource | stale write stopped by the fence | safe | lock-correct | as expected |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
@@ -255,14 +283,12 @@ func ClaimsMarkdown(w io.Writer, c *Claims) {
 			r.Claim, r.Client, r.Expect, runsCell(r), r.DoubleHolder, medianMillis(r.FirstDoubleMs), r.StaleReached, r.StaleStopped, r.Safe, r.GateMet, yesNo(r.AsExpected()))
 	}
 	if len(c.Mutants) > 0 {
-		fmt.Fprintln(w, "\nRedlock's known mistakes, each judged by the default gate (lock-correct) in the default workload:")
-		fmt.Fprintln(w, "\n| mutant | runs | caught (gate not met) | double holder | late grant | stale write reached the resource |")
+		fmt.Fprintln(w, "\n| Redlock mutant, in the default workload | runs | caught (lock-correct not met) | double holder | late grant | stale write reached the resource |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|")
 		for _, r := range c.Mutants {
 			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d |\n", r.Client, runsCell(r), r.Runs-r.GateMet, r.DoubleHolder, r.LateGrant, r.StaleReached)
 		}
 	}
-	commands(w, append(slices.Clone(c.Rows), c.Mutants...))
 }
 
 func runsCell(r ClaimRow) string {

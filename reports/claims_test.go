@@ -34,7 +34,7 @@ func TestClaimRows(t *testing.T) {
 		}
 	}
 	var md strings.Builder
-	MitigationsMarkdown(&md, &Claims{Table: TableMitigations, Runs: 4, Rows: []ClaimRow{r}})
+	ClaimsPage(&md, &Claims{Table: TableMitigations, Runs: 4, Rows: []ClaimRow{r}})
 	for _, want := range []string{"| sentinel | wait | native | 3 (1 failed to run) | 1 of 3 (33 %) | 4.0 s | 300 ms | 1 | 30.4 % (5 refused, 2 given back, of 23) |", "`lockcheck run --topology=sentinel`"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("mitigations table lacks %q:\n%s", want, md.String())
