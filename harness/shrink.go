@@ -140,8 +140,8 @@ search:
 			} else {
 				tried[key] = true
 			}
-			// leave the confirmation its time, with half again to spare
-			if time.Since(sh.start)+best.wall*time.Duration(o.Confirm)*3/2 > o.Budget {
+			// leave the script form and the confirmation their time
+			if time.Since(sh.start)+best.wall*time.Duration(o.Confirm)*3/2 > o.Budget*scenarioShare/100 {
 				res.Ended = "budget"
 				break search
 			}
@@ -184,6 +184,29 @@ search:
 			break
 		}
 	}
+	if ctx.Err() == nil {
+		best := kept[len(kept)-1]
+		dir := best.dir
+		if dir == "" {
+			dir = from
+		}
+		// the trace's search leaves its confirmation the time it needs,
+		// and the scenario's some time after it, should it fail
+		until := sh.start.Add(o.Budget * traceShare / 100)
+		if traces, ended := sh.traceSearch(ctx, best.s, dir, until, res); len(traces) > 0 {
+			t, shown, runs := sh.confirmTrace(ctx, traces, sh.start.Add(o.Budget*confirmShare/100))
+			if t != nil {
+				if err := moveUp(t.dir, o.Out); err != nil {
+					return nil, err
+				}
+				res.After, res.Reproduced, res.Runs, res.Confirmed = t.size, shown, runs, true
+				res.Command, res.Script = ReplayCommand(o.Out), t.tr.Describe()
+				res.Ended = ended
+				return sh.finish(res)
+			}
+			fmt.Fprintf(o.Progress, "  %s no script reproduced %d of %d times: the scenario is confirmed instead\n", sh.clock(), o.Need, o.Confirm)
+		}
+	}
 	final, err := sh.confirm(ctx, kept, res)
 	if err != nil {
 		return nil, err
@@ -195,11 +218,26 @@ search:
 		res.After = final.size
 		res.Command = final.s.Command()
 	}
-	if err := os.RemoveAll(filepath.Join(o.Out, "tries")); err != nil {
+	return sh.finish(res)
+}
+
+// The shares of the budget: the scenario's cuts search until 35 % of it
+// is spent (less the time their confirmation would take), the script
+// form until 60 %, and its confirmation until 85 %; the scenario's own
+// confirmation, needed only when no script reproduced, has the rest.
+const (
+	scenarioShare = 35
+	traceShare    = 60
+	confirmShare  = 85
+)
+
+// finish removes the tries and writes shrink.json.
+func (sh *shrinker) finish(res *reports.Shrunk) (*reports.Shrunk, error) {
+	if err := os.RemoveAll(filepath.Join(sh.o.Out, "tries")); err != nil {
 		return nil, err
 	}
 	res.Seconds = time.Since(sh.start).Seconds()
-	return res, reports.WriteJSON(filepath.Join(o.Out, reports.ShrinkFileName), res)
+	return res, reports.WriteJSON(filepath.Join(sh.o.Out, reports.ShrinkFileName), res)
 }
 
 // try runs cut's scenario until a run does not show the kind or Tries

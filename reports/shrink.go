@@ -51,6 +51,10 @@ type Shrunk struct {
 	Confirmed  bool `json:"confirmed"`
 	// Command runs the reproducer; lockcheck replay OUT does too.
 	Command string `json:"command"`
+	// Script, when the reproducer is a trace (trace.json: only the steps
+	// the violation needs, played one after the other), is its steps in
+	// words; empty when it is a scenario (scenario.json).
+	Script []string `json:"script,omitempty"`
 	// Ended says why the search stopped: no cut left showed the kind, the
 	// budget, or an interrupt.
 	Ended   string       `json:"ended"`
@@ -75,15 +79,18 @@ const ShrinkFileName = "shrink.json"
 // the reproducer showed it.
 func ShrinkMarkdown(rows []Shrunk) string {
 	var b strings.Builder
-	b.WriteString("| run | kind | before: clients, keys, ops, fault steps, s | after | fewer ops | reproduced | took | ended |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| run | kind | before: clients, keys, ops, fault steps, s | after | form | fewer ops | reproduced | took | ended |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		after, ratio := "none kept", "-"
+		after, ratio, form := "none kept", "-", "-"
 		if r.Command != "" {
-			after, ratio = r.After.short(), fmt.Sprintf("%.1fx", r.Ratio())
+			after, ratio, form = r.After.short(), fmt.Sprintf("%.1fx", r.Ratio()), "scenario"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d of %d | %.0f s of %s | %s |\n",
-			filepath.Base(r.From), r.Kind, r.Before.short(), after, ratio, r.Reproduced, r.Runs, r.Seconds, r.Budget, r.Ended)
+		if len(r.Script) > 0 {
+			form = fmt.Sprintf("script of %d steps", len(r.Script))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d of %d | %.0f s of %s | %s |\n",
+			filepath.Base(r.From), r.Kind, r.Before.short(), after, form, ratio, r.Reproduced, r.Runs, r.Seconds, r.Budget, r.Ended)
 	}
 	return b.String()
 }

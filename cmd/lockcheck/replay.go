@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,6 +40,12 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "--count %d: want at least 1", *count)
 	}
 	dir := fs.Arg(0)
+	if *out == "" {
+		*out = fmt.Sprintf("%s-replay-%s", filepath.Clean(dir), time.Now().Format("20060102-150405"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, scenarios.TraceFileName)); err == nil {
+		return replayTrace(ctx, dir, sf, *out, *count, stdout, stderr)
+	}
 	f, err := scenarios.LoadRunFile(filepath.Join(dir, scenarios.RunFileName))
 	if err != nil {
 		return fail(stderr, "%v: give a folder lockcheck run or matrix wrote", err)
@@ -60,24 +67,60 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if *out == "" {
-		*out = fmt.Sprintf("%s-replay-%s", filepath.Clean(dir), time.Now().Format("20060102-150405"))
-	}
 	if *count == 1 {
 		return execute(ctx, s, src, *out, gate{}, stdout, stderr)
 	}
+	return replayTarget(ctx, dir, *out, *count, stdout, stderr, func(ctx context.Context, eng *topology.Engine, out string) (*harness.Outcome, error) {
+		return harness.Execute(ctx, eng, s, harness.Options{Out: out, Sources: src, Log: io.Discard})
+	})
+}
+
+// replayTrace plays DIR/trace.json (a shrink's reproducer in script form)
+// again, once or count times.
+func replayTrace(ctx context.Context, dir string, sf sourceFlags, out string, count int, stdout, stderr io.Writer) int {
+	tr, err := scenarios.LoadTrace(filepath.Join(dir, scenarios.TraceFileName))
+	if err != nil {
+		return fail(stderr, "%v: give a folder lockcheck shrink wrote", err)
+	}
+	src, err := sf.sources()
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if _, err := harness.LookupBuild(tr.Scenario.Server, src); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	fmt.Fprintf(stderr, "replay %s: a script of %d steps on %s %s:\n  %s\n", dir, len(tr.Steps), tr.Scenario.Server, tr.Scenario.Topology, strings.Join(tr.Describe(), "\n  "))
+	play := func(ctx context.Context, eng *topology.Engine, out string) (*harness.Outcome, error) {
+		return harness.ExecuteTrace(ctx, eng, tr, harness.Options{Out: out, Sources: src, Log: io.Discard})
+	}
+	if count > 1 {
+		return replayTarget(ctx, dir, out, count, stdout, stderr, play)
+	}
+	eng, err := topology.Connect(ctx, nil)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer eng.Close()
+	o, err := play(ctx, eng, out)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if o.Interrupted {
+		return fail(stderr, "replay interrupted: nothing was checked")
+	}
+	reports.WriteVerdict(stdout, o.Result, out)
+	return gate{}.exitCode(o.Check, o.History.Meta.Fenced, stdout)
+}
+
+// replayTarget replays the run in dir count times with play, each into a
+// subfolder of out, and says how many reproduced its result.json: the
+// same verdict and the same kinds of failing findings. A case kept as a
+// known-bad target (a regression case) must reproduce every time.
+func replayTarget(ctx context.Context, dir, out string, count int, stdout, stderr io.Writer, play func(context.Context, *topology.Engine, string) (*harness.Outcome, error)) int {
 	want, err := reports.LoadRunResult(filepath.Join(dir, "result.json"))
 	if err != nil {
 		return fail(stderr, "%v: --count compares each replay with the run's result.json", err)
 	}
-	return replayTarget(ctx, s, src, *out, *count, want, stdout, stderr)
-}
-
-// replayTarget replays s count times, each into a subfolder of out, and
-// says how many reproduced want: the same verdict and the same kinds of
-// failing findings. A case kept as a known-bad target (a regression case)
-// must reproduce every time.
-func replayTarget(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, count int, want reports.RunResult, stdout, stderr io.Writer) int {
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return fail(stderr, "%v", err)
@@ -87,7 +130,7 @@ func replayTarget(ctx context.Context, s scenarios.Scenario, src topology.Source
 	fmt.Fprintf(stderr, "replay %d times, each must reach %s with %s\n", count, want.Verdict, orNone(wantKinds))
 	same := 0
 	for i := 1; i <= count; i++ {
-		o, err := harness.Execute(ctx, eng, s, harness.Options{Out: filepath.Join(out, fmt.Sprint(i)), Sources: src, Log: io.Discard})
+		o, err := play(ctx, eng, filepath.Join(out, fmt.Sprint(i)))
 		if err != nil {
 			return fail(stderr, "replay %d: %v", i, err)
 		}

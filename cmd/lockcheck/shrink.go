@@ -12,8 +12,9 @@ import (
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// runShrink cuts a violated run down to a smaller scenario that still
-// shows the violation, as a bug report wants it.
+// runShrink cuts a violated run down to a smaller scenario, then to a
+// script of only the steps that matter, that still shows the violation,
+// as a bug report wants it.
 func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("shrink", stderr)
 	out := fs.String("out", "", "folder for the reproducer (default DIR-shrunk)")
@@ -25,7 +26,7 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var sf sourceFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: lockcheck shrink [flags] DIR\n\nSearches for a smaller scenario than the violated run in DIR that still shows its violation: the seed's fault steps pinned, then a shorter run, fewer fault steps and earlier ones, fewer clients and keys, the workload's stalls and pauses off, each cut kept when --tries runs in a row show the same finding kind. The smallest is replayed --confirm times. Writes a run folder (lockcheck replay works on it) with shrink.json: before and after, the reproduction rate, every cut tried. Exit 0 when a reproducer was confirmed, 1 when none was, 2 on bad input.")
+		fmt.Fprintln(fs.Output(), "usage: lockcheck shrink [flags] DIR\n\nSearches for a smaller scenario than the violated run in DIR that still shows its violation: the seed's fault steps pinned, then a shorter run, fewer fault steps and earlier ones, fewer clients and keys, the workload's stalls and pauses off, each cut kept when --tries runs in a row show the same finding kind. Then the script form: only the calls and fault steps around the violation, played one after the other with their recorded delays (trace.json), each step left out or begun at once in turn. The smallest (the script when one reproduces) is replayed --confirm times. Writes a run folder (lockcheck replay works on it) with shrink.json: before and after, the reproduction rate, every cut tried, the script's steps in words. Exit 0 when a reproducer was confirmed, 1 when none was, 2 on bad input.")
 		fs.PrintDefaults()
 	}
 	if ok, code := parse(fs, args, stderr); !ok {
@@ -62,6 +63,9 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "after:  %s (%.1fx fewer operations)\n", res.After, res.Ratio())
 	} else {
 		fmt.Fprintln(stdout, "after:  no smaller scenario kept")
+	}
+	for _, line := range res.Script {
+		fmt.Fprintf(stdout, "  %s\n", line)
 	}
 	fmt.Fprintf(stdout, "%s in %d of %d replays; search ended: %s; took %s of %s\n", res.Kind, res.Reproduced, res.Runs, res.Ended, (time.Duration(res.Seconds) * time.Second).Round(time.Second), res.Budget)
 	if res.Command != "" {
