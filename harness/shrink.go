@@ -190,11 +190,10 @@ search:
 		if dir == "" {
 			dir = from
 		}
-		// the trace's search leaves its confirmation the time it needs,
-		// and the scenario's some time after it, should it fail
-		until := sh.start.Add(o.Budget * traceShare / 100)
-		if traces, ended := sh.traceSearch(ctx, best.s, dir, until, res); len(traces) > 0 {
-			t, shown, runs := sh.confirmTrace(ctx, traces, sh.start.Add(o.Budget*confirmShare/100))
+		// the script's search leaves its confirmation the time it needs;
+		// the scenario's confirmation has what is left, should it fail
+		if traces, ended := sh.traceSearch(ctx, best.s, dir, best.wall, res); len(traces) > 0 {
+			t, shown, runs := sh.confirmTrace(ctx, traces)
 			if t != nil {
 				if err := moveUp(t.dir, o.Out); err != nil {
 					return nil, err
@@ -221,15 +220,10 @@ search:
 	return sh.finish(res)
 }
 
-// The shares of the budget: the scenario's cuts search until 35 % of it
-// is spent (less the time their confirmation would take), the script
-// form until 60 %, and its confirmation until 85 %; the scenario's own
-// confirmation, needed only when no script reproduced, has the rest.
-const (
-	scenarioShare = 35
-	traceShare    = 60
-	confirmShare  = 85
-)
+// scenarioShare is the share of the budget (%) the scenario's cuts may
+// search in, less the time their confirmation would take: the script
+// form, which cuts far deeper, has the rest, its confirmation included.
+const scenarioShare = 35
 
 // finish removes the tries and writes shrink.json.
 func (sh *shrinker) finish(res *reports.Shrunk) (*reports.Shrunk, error) {

@@ -14,10 +14,11 @@ import (
 )
 
 // TestShrink shrinks a run of a client that reports every acquire as
-// held, on a real server: the double holder needs two clients and
-// nothing else, so the shrink must end with two clients on one key in a
-// shorter run, confirmed in every replay, and a run folder that holds the
-// reproducer and its shrink.json.
+// held, on a real server: the double holder needs two clients' acquires
+// and nothing else, so the shrink must end with a script of those two
+// steps (trace.json), at least 5 times fewer operations, confirmed in
+// every replay, and a run folder that holds the reproducer and its
+// shrink.json.
 func TestShrink(t *testing.T) {
 	unregister, err := lockclient.Register("test-always-acquires-shrink", lockclient.Traits{}, func(cfg lockclient.Config) (lockclient.Client, error) {
 		c, err := lockclient.NewClient("native", cfg)
@@ -54,15 +55,15 @@ func TestShrink(t *testing.T) {
 	if !res.Confirmed || res.Reproduced != 2 || res.Kind != "double_holder" {
 		t.Fatalf("%+v: want double_holder confirmed in 2 of 2", res)
 	}
-	if res.After.Clients != 2 || res.After.Keys != 1 || res.Before.Clients != 6 {
-		t.Errorf("before %s, after %s: want 6 clients cut to 2 on one key", res.Before, res.After)
+	if res.Before.Clients != 6 || res.After.Clients != 2 || res.After.Keys != 1 || res.After.Ops*5 > res.Before.Ops {
+		t.Errorf("before %s, after %s: want 6 clients cut to 2 on one key, 5 times fewer operations", res.Before, res.After)
 	}
-	f, err := scenarios.LoadRunFile(filepath.Join(out, scenarios.RunFileName))
+	tr, err := scenarios.LoadTrace(filepath.Join(out, scenarios.TraceFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.Scenario; got.Clients != 2 || got.Keys != 1 || got.Duration >= s.Duration {
-		t.Errorf("the reproducer's scenario %s: want 2 clients on 1 key in a shorter run", got.Summary())
+	if tr.Workers != 2 || len(tr.Steps) != 2 || tr.Steps[0].Kind != scenarios.StepAcquire || tr.Steps[1].Kind != scenarios.StepAcquire || len(res.Script) != 2 {
+		t.Errorf("the script %v: want two workers' acquires", tr.Describe())
 	}
 	var back reports.Shrunk
 	b, err := os.ReadFile(filepath.Join(out, reports.ShrinkFileName))

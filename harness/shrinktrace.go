@@ -29,74 +29,103 @@ type traced struct {
 // names, the calls on its key that changed the lock since a lease
 // before it, the tokens those calls use, the fault steps before it),
 // then each step left out or begun at once in turn, kept when every run
-// of it still shows the kind. It stops at until; it returns the traces
-// kept, smallest last (none when even the first did not show the kind),
-// and why the search ended.
-func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir string, until time.Time, res *reports.Shrunk) ([]traced, string) {
+// of it still shows the kind. It stops while the budget still holds the
+// confirmation of the smallest kept (wall, until one is kept, is the
+// scenario run's time); it returns the traces kept, smallest last (none
+// when even the first did not show the kind), and why the search ended.
+func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir string, wall time.Duration, res *reports.Shrunk) ([]traced, string) {
 	h, f, err := violation(dir, sh.o.Kind)
 	if err != nil {
 		fmt.Fprintf(sh.o.Progress, "  %s script form: %v: skipped\n", sh.clock(), err)
 		return nil, ""
 	}
+	var kept []traced
+	room := func() bool {
+		if len(kept) > 0 {
+			wall = kept[len(kept)-1].wall
+		}
+		return ctx.Err() == nil && sh.roomFor(wall)
+	}
 	ended := func() string {
 		if ctx.Err() != nil {
 			return "interrupted"
 		}
-		if time.Now().After(until) {
+		if !room() {
 			return "budget"
 		}
 		return "no step of the script left to cut"
 	}
 	core, narrow, wide := traceEvents(h, f, sh.o.Kind, s.WithDefaults().TTL)
-	var kept []traced
 	for _, first := range []struct {
 		what string
 		evs  []scenarios.TraceEvent
 	}{{"script of the steps around the violation", narrow}, {"script of every call on the key before it", wide}} {
-		if c, ok := sh.tryTrace(ctx, s, h, f.Key, first.evs, first.what, 0, until, res); ok {
+		if !room() {
+			return nil, ended()
+		}
+		if c, ok := sh.tryTrace(ctx, s, h, f.Key, first.evs, first.what, 0, res); ok {
 			kept = append(kept, c)
 			break
-		}
-		if ctx.Err() != nil || time.Now().After(until) {
-			return nil, ended()
 		}
 	}
 	if len(kept) == 0 {
 		return nil, ended()
 	}
-	// Leave out each step the finding does not name, latest first (the
-	// steps after the race are the likeliest not to matter); then begin
-	// each remaining step at once.
-	for i := len(kept[0].events) - 1; i >= 0; i-- {
+	// Begin at once each step that waited a second or more (the longest
+	// first: a long wait makes every later play slow, and a step recorded
+	// long after a fault began often waited for the workload, not for the
+	// fault); leave out each step the finding does not name, latest first
+	// (the steps after the race are the likeliest not to matter); then
+	// begin at once each step that still waits.
+	triedAtOnce := map[scenarios.TraceEvent]bool{}
+	atOnce := func(least int64) bool {
+		steps := kept[len(kept)-1].tr.Steps
+		order := make([]int, 0, len(steps))
+		for i, st := range steps {
+			if st.DelayMs >= least && st.DelayMs > 0 {
+				order = append(order, i)
+			}
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return int(steps[b].DelayMs - steps[a].DelayMs) })
+		for _, i := range order {
+			best := kept[len(kept)-1]
+			e := best.events[i]
+			e.AtOnce = false
+			if triedAtOnce[e] {
+				continue
+			}
+			triedAtOnce[e] = true
+			if !room() {
+				return false
+			}
+			evs := slices.Clone(best.events)
+			evs[i].AtOnce = true
+			if c, ok := sh.tryTrace(ctx, s, h, f.Key, evs, fmt.Sprintf("script with %s at once", describe(h, e)), best.size.Ops, res); ok {
+				kept = append(kept, c)
+			}
+		}
+		return true
+	}
+	if !atOnce(1000) {
+		return kept, ended()
+	}
+	first := kept[0].events
+	for i := len(first) - 1; i >= 0; i-- {
 		best := kept[len(kept)-1]
-		e := kept[0].events[i]
-		at := slices.Index(best.events, e)
+		e := first[i]
+		at := slices.IndexFunc(best.events, func(x scenarios.TraceEvent) bool { return x.IsOp == e.IsOp && x.Op == e.Op && x.Fault == e.Fault })
 		if at < 0 || e.IsOp && (core[e.Op] || givesToken(h, best.events, at)) {
 			continue
 		}
-		evs := slices.Delete(slices.Clone(best.events), at, at+1)
-		if c, ok := sh.tryTrace(ctx, s, h, f.Key, evs, "script without "+describe(h, e), best.size.Ops, until, res); ok {
-			kept = append(kept, c)
-		}
-		if ctx.Err() != nil || time.Now().After(until) {
+		if !room() {
 			return kept, ended()
 		}
-	}
-	best := kept[len(kept)-1]
-	for i, st := range best.tr.Steps {
-		best := kept[len(kept)-1]
-		if st.DelayMs == 0 {
-			continue
-		}
-		evs := slices.Clone(best.events)
-		evs[i].AtOnce = true
-		if c, ok := sh.tryTrace(ctx, s, h, f.Key, evs, fmt.Sprintf("script with %s at once", describe(h, evs[i])), best.size.Ops, until, res); ok {
+		evs := slices.Delete(slices.Clone(best.events), at, at+1)
+		if c, ok := sh.tryTrace(ctx, s, h, f.Key, evs, "script without "+describe(h, e), best.size.Ops, res); ok {
 			kept = append(kept, c)
 		}
-		if ctx.Err() != nil || time.Now().After(until) {
-			break
-		}
 	}
+	atOnce(1)
 	return kept, ended()
 }
 
@@ -106,10 +135,7 @@ func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir s
 // folder. A cut whose run recorded more than maxOps operations (when
 // set) is dropped too: a step begun too soon retries its acquire until
 // granted, and a reproducer is measured in operations.
-func (sh *shrinker) tryTrace(ctx context.Context, s scenarios.Scenario, h *history.History, key string, evs []scenarios.TraceEvent, what string, maxOps int, until time.Time, res *reports.Shrunk) (traced, bool) {
-	if time.Now().After(until) {
-		return traced{}, false
-	}
+func (sh *shrinker) tryTrace(ctx context.Context, s scenarios.Scenario, h *history.History, key string, evs []scenarios.TraceEvent, what string, maxOps int, res *reports.Shrunk) (traced, bool) {
 	scenarios.SortEvents(h, evs)
 	tr, err := scenarios.NewTrace(s, h, key, evs)
 	if err != nil {
@@ -182,9 +208,18 @@ func (sh *shrinker) runTrace(ctx context.Context, tr scenarios.Trace) (runOutcom
 	return r, nil
 }
 
+// roomFor says whether the budget holds one more try of two runs of
+// wall and the confirmation after it, with a fifth to spare.
+func (sh *shrinker) roomFor(wall time.Duration) bool {
+	need := wall * time.Duration(2+sh.o.Confirm) * 6 / 5
+	return time.Since(sh.start)+need <= sh.o.Budget
+}
+
 // confirmTrace plays the smallest kept trace Confirm times, falling back
-// to the one kept before it while a trace cannot reach Need, until until.
-func (sh *shrinker) confirmTrace(ctx context.Context, kept []traced, until time.Time) (*traced, int, int) {
+// to the one kept before it while a trace cannot reach Need, until the
+// budget ends.
+func (sh *shrinker) confirmTrace(ctx context.Context, kept []traced) (*traced, int, int) {
+	until := sh.start.Add(sh.o.Budget)
 	o := sh.o
 	for k := len(kept) - 1; k >= 0 && ctx.Err() == nil; k-- {
 		c := kept[k]

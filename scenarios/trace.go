@@ -48,10 +48,9 @@ type TraceStep struct {
 	After     Anchor `json:"after"`
 	FaultStep int    `json:"fault_step,omitempty"`
 	DelayMs   int64  `json:"delay_ms"`
-	// Granted says the recorded acquire took the lock: the replay tries it
-	// again, a retry every 50 ms within one lease, until it does (after a
-	// failover a client is answered with errors until it reaches the new
-	// primary).
+	// Granted says the recorded acquire took the lock: while the replay's
+	// is answered with an error or not at all (a failover under way), it
+	// is tried again every 50 ms within one lease; a refusal stands.
 	Granted bool `json:"granted,omitempty"`
 }
 
@@ -103,12 +102,21 @@ func (e TraceEvent) At(h *history.History) int64 {
 }
 
 // NewTrace makes the trace of events (operations on key and fault
-// windows of h) in the order they began. Each step follows the latest
+// windows of h) in the order they began. The first step begins at once;
+// each later one follows the latest
 // event before it began: the previous step's return, or the start,
 // promotion or end of a fault step before it; a step that began while the
 // previous one was in flight follows it at once. Workers are numbered in
 // the order they first appear.
 func NewTrace(s Scenario, h *history.History, key string, events []TraceEvent) (Trace, error) {
+	for _, e := range events {
+		if e.IsOp && (e.Op < 0 || e.Op >= len(h.Ops)) {
+			return Trace{}, fmt.Errorf("trace: no operation %d", e.Op)
+		}
+		if !e.IsOp && (e.Fault < 0 || e.Fault >= len(h.Faults)) {
+			return Trace{}, fmt.Errorf("trace: no fault window %d", e.Fault)
+		}
+	}
 	evs := slices.Clone(events)
 	SortEvents(h, evs)
 	tr := Trace{Format: TraceFormat, Scenario: s, Key: key}
@@ -130,21 +138,17 @@ func NewTrace(s Scenario, h *history.History, key string, events []TraceEvent) (
 				}
 			}
 		}
-		if e.AtOnce {
+		// nothing the trace does comes before its first step: it begins
+		// at once
+		if e.AtOnce || len(tr.Steps) == 0 {
 			st.DelayMs = 0
 		}
 		if !e.IsOp {
-			if e.Fault < 0 || e.Fault >= len(h.Faults) {
-				return Trace{}, fmt.Errorf("trace: no fault window %d", e.Fault)
-			}
 			st.Kind, st.Fault = StepFault, h.Faults[e.Fault].Name
 			faults = append(faults, e.Fault)
 			tr.Steps = append(tr.Steps, st)
 			prevReturn = max(prevReturn, at)
 			continue
-		}
-		if e.Op < 0 || e.Op >= len(h.Ops) {
-			return Trace{}, fmt.Errorf("trace: no operation %d", e.Op)
 		}
 		op := h.Ops[e.Op]
 		if op.Key != key {
@@ -207,8 +211,11 @@ func (st TraceStep) String() string {
 		what = "read the key's PTTL"
 	case StepAcquire:
 		if st.Granted {
-			what += " (until granted)"
+			what += " (retried through errors)"
 		}
+	}
+	if st.After == AfterPrevious && st.DelayMs == 0 {
+		return what + ", at once"
 	}
 	after := "after the previous step"
 	if st.After != AfterPrevious {

@@ -17,6 +17,10 @@ import (
 // retryEvery is how often a granted acquire is tried again in a replay.
 const retryEvery = 50 * time.Millisecond
 
+// faultGrace is how long a replay waits for its faults' undo after its
+// last step.
+const faultGrace = 2 * time.Second
+
 // Play runs the trace on t, which its caller started for tr.Scenario and
 // tears down, and returns the history it recorded: every attempt of every
 // call, the fault windows, and the run's meta (so the checker judges it
@@ -41,11 +45,13 @@ func (tr Trace) Play(ctx context.Context, t *topology.Topology, log *slog.Logger
 	}
 	defer sc.Close()
 	p := &player{tr: tr, s: s, sc: sc, log: log, held: make([]Step, tr.Workers)}
+	// The faults still running after the last step are stopped; their
+	// undo (a killed node's restart, its wait to rejoin as a replica) is
+	// given faultGrace and then left to end with the topology's teardown:
+	// the trace has nothing more to record, and a replay should not wait
+	// half a minute for a node that nothing reads.
 	fctx, stopFaults := context.WithCancel(ctx)
-	defer func() {
-		stopFaults()
-		p.faults.Wait()
-	}()
+	defer stopFaults()
 	for i, st := range tr.Steps {
 		if err := p.wait(ctx, st); err != nil {
 			return nil, fmt.Errorf("trace step %d (%s): %w", i+1, st, err)
@@ -55,7 +61,12 @@ func (tr Trace) Play(ctx context.Context, t *topology.Topology, log *slog.Logger
 		}
 	}
 	stopFaults()
-	p.faults.Wait()
+	done := make(chan struct{})
+	go func() { p.faults.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(faultGrace):
+	}
 	if err := p.faultErr(); err != nil {
 		log.Warn("fault failed", "err", err)
 	}
@@ -146,8 +157,9 @@ func (p *player) do(ctx, fctx context.Context, i int, st TraceStep) error {
 	case StepFault:
 		return p.inject(ctx, fctx, i, st)
 	case StepAcquire:
-		r = p.sc.Acquire(ctx, w, key, ttl)
-		for st.Granted && r.Outcome != history.OK && time.Duration(p.sc.Rec.Now()-r.Call) < ttl && pace.Sleep(ctx, retryEvery) {
+		first := p.sc.Acquire(ctx, w, key, ttl)
+		r = first
+		for st.Granted && unanswered(r) && time.Duration(p.sc.Rec.Now()-first.Call) < ttl && pace.Sleep(ctx, retryEvery) {
 			r = p.sc.Acquire(ctx, w, key, ttl)
 		}
 		p.held[w] = r
@@ -210,6 +222,14 @@ func (p *player) inject(ctx, fctx context.Context, i int, st TraceStep) error {
 	p.windows[i] = before
 	p.prevReturn = p.sc.Rec.Faults()[before].Start
 	return opened
+}
+
+// unanswered says an acquire was neither granted nor refused: an error
+// reply or no reply, as a client gets while a failover is under way. A
+// replay tries such an acquire again; a refusal (the key is held) is an
+// answer, and the step stays refused.
+func unanswered(r Step) bool {
+	return r.Outcome == history.Unknown || r.Outcome == history.Fail && r.Err != ""
 }
 
 // faultErr is what the faults that failed said.
