@@ -87,7 +87,7 @@ func DefaultOut(s scenarios.Scenario) string {
 // so far is checked and written, and the outcome says it is partial) and
 // after an error. The CLI, the matrix, the suites and bench all run
 // through it.
-func Execute(ctx context.Context, eng *topology.Engine, s scenarios.Scenario, o Options) (out *Outcome, err error) {
+func Execute(ctx context.Context, eng *topology.Engine, s scenarios.Scenario, o Options) (*Outcome, error) {
 	s = s.WithDefaults()
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -101,6 +101,12 @@ func Execute(ctx context.Context, eng *topology.Engine, s scenarios.Scenario, o 
 	if err := prepare(s, o.Out, o.replay()); err != nil {
 		return nil, err
 	}
+	return onTopology(ctx, eng, s, o, func(t *topology.Topology) (*Outcome, error) { return ExecuteOn(ctx, t, s, o) })
+}
+
+// onTopology starts s's topology, runs f on it and tears it down, also
+// after Ctrl-C (ctx ended) or an error.
+func onTopology(ctx context.Context, eng *topology.Engine, s scenarios.Scenario, o Options, f func(*topology.Topology) (*Outcome, error)) (out *Outcome, err error) {
 	t, err := StartScenario(ctx, eng, s, o.Sources, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("topology did not start: %w", err)
@@ -110,7 +116,7 @@ func Execute(ctx context.Context, eng *topology.Engine, s scenarios.Scenario, o 
 			err = terr
 		}
 	}()
-	return ExecuteOn(ctx, t, s, o)
+	return f(t)
 }
 
 // StartScenario obtains the image of every build the scenario's nodes run

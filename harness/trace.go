@@ -20,7 +20,7 @@ import (
 // checks the history and writes the run's folder (history.json,
 // result.json, report.html...; lockcheck replay OUT plays the trace
 // again), and tears the topology down, also after Ctrl-C or an error.
-func ExecuteTrace(ctx context.Context, eng *topology.Engine, tr scenarios.Trace, o Options) (out *Outcome, err error) {
+func ExecuteTrace(ctx context.Context, eng *topology.Engine, tr scenarios.Trace, o Options) (*Outcome, error) {
 	if err := tr.Validate(); err != nil {
 		return nil, err
 	}
@@ -37,15 +37,12 @@ func ExecuteTrace(ctx context.Context, eng *topology.Engine, tr scenarios.Trace,
 	if err := tr.Save(filepath.Join(o.Out, scenarios.TraceFileName)); err != nil {
 		return nil, err
 	}
-	t, err := StartScenario(ctx, eng, s, o.Sources, o.Log)
-	if err != nil {
-		return nil, fmt.Errorf("topology did not start: %w", err)
-	}
-	defer func() {
-		if terr := Teardown(ctx, t); terr != nil && err == nil {
-			err = terr
-		}
-	}()
+	return onTopology(ctx, eng, s, o, func(t *topology.Topology) (*Outcome, error) { return playOn(ctx, t, tr, s, o) })
+}
+
+// playOn plays tr on t, checks what it recorded and writes the run's
+// files into o.Out.
+func playOn(ctx context.Context, t *topology.Topology, tr scenarios.Trace, s scenarios.Scenario, o Options) (*Outcome, error) {
 	logFile, err := os.OpenFile(filepath.Join(o.Out, "run.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("run log: %w", err)
