@@ -89,6 +89,9 @@ type shrinker struct {
 // with shrink.json beside its files.
 func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOptions) (*reports.Shrunk, error) {
 	o = o.withDefaults()
+	if _, err := os.Stat(filepath.Join(from, scenarios.TraceFileName)); err == nil {
+		return nil, fmt.Errorf("%s holds a script (%s), a shrink's reproducer: play it with lockcheck replay %s", from, scenarios.TraceFileName, from)
+	}
 	f, err := scenarios.LoadRunFile(filepath.Join(from, scenarios.RunFileName))
 	if err != nil {
 		return nil, fmt.Errorf("%w: give the folder of a violated run (lockcheck run or matrix wrote it)", err)
