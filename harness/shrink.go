@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -75,7 +76,9 @@ type shrinker struct {
 	eng   *topology.Engine
 	o     ShrinkOptions
 	start time.Time
-	runs  int
+	// load is the load average when the shrink started.
+	load string
+	runs int
 }
 
 // Shrink searches for a smaller scenario than the run in from (a run
@@ -119,8 +122,8 @@ func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOpti
 	if err := os.MkdirAll(filepath.Join(o.Out, "tries"), 0o755); err != nil {
 		return nil, err
 	}
-	sh := &shrinker{eng: eng, o: o, start: time.Now()}
-	res := &reports.Shrunk{From: from, Kind: o.Kind, Before: reports.SizeOf(orig), Budget: o.Budget.String()}
+	sh := &shrinker{eng: eng, o: o, start: time.Now(), load: loadAverage()}
+	res := &reports.Shrunk{From: from, Kind: o.Kind, Before: reports.SizeOf(orig), Budget: o.Budget.String(), Started: sh.start.UTC()}
 	fmt.Fprintf(o.Progress, "shrink %s: keep %s; before: %s; budget %s\n", from, o.Kind, res.Before, o.Budget)
 
 	// A replay stops at its violation: the original's would take about as
@@ -234,6 +237,7 @@ func (sh *shrinker) finish(res *reports.Shrunk) (*reports.Shrunk, error) {
 		return nil, err
 	}
 	res.Seconds = time.Since(sh.start).Seconds()
+	res.Machine = fmt.Sprintf("%d CPUs, load average %s at the start, %s at the end", runtime.NumCPU(), sh.load, loadAverage())
 	return res, reports.WriteJSON(filepath.Join(sh.o.Out, reports.ShrinkFileName), res)
 }
 

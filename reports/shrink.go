@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Size is how big a run is to a reader of a bug report.
@@ -57,7 +58,11 @@ type Shrunk struct {
 	Script []string `json:"script,omitempty"`
 	// Ended says why the search stopped: no cut left showed the kind, the
 	// budget, or an interrupt.
-	Ended   string       `json:"ended"`
+	Ended string `json:"ended"`
+	// Started and Machine say when and where the shrink ran: its times
+	// are the machine's.
+	Started time.Time    `json:"started,omitzero"`
+	Machine string       `json:"machine,omitempty"`
 	Budget  string       `json:"budget"`
 	Seconds float64      `json:"seconds"`
 	Steps   []ShrinkStep `json:"steps"`
@@ -93,6 +98,21 @@ func ShrinkMarkdown(rows []Shrunk) string {
 			filepath.Base(r.From), r.Kind, r.Before.short(), after, form, ratio, r.Reproduced, r.Runs, r.Seconds, r.Budget, r.Ended)
 	}
 	return b.String()
+}
+
+// ShrinkBlock is the shrinks' table as a page's generated block (make
+// shrink-figures writes it into the README and docs/reproducing.md):
+// when and where the first shrink ran, then the table.
+func ShrinkBlock(rows []Shrunk) Block {
+	var b strings.Builder
+	for _, r := range rows {
+		if !r.Started.IsZero() {
+			fmt.Fprintf(&b, "Measured %s UTC (%s), %d shrinks.\n\n", r.Started.UTC().Format("2006-01-02 15:04"), r.Machine, len(rows))
+			break
+		}
+	}
+	b.WriteString(ShrinkMarkdown(rows))
+	return Block{Name: "make shrink-figures", Text: b.String()}
 }
 
 func (z Size) short() string {

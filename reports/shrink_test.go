@@ -3,6 +3,7 @@ package reports
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestShrinkMarkdown: a row per shrink, the ratio of operations, the
@@ -25,5 +26,27 @@ func TestShrinkMarkdown(t *testing.T) {
 	}
 	if got := strings.Count(md, "\n"); got != 5 {
 		t.Errorf("%d lines, want a header, its rule and 3 rows:\n%s", got, md)
+	}
+}
+
+// TestShrinkBlock: the block make shrink-figures writes into the pages
+// says when and where the shrinks ran, then holds the table, and splices
+// into a page between its markers.
+func TestShrinkBlock(t *testing.T) {
+	rows := []Shrunk{
+		{From: "runs/a", Kind: "double_holder", Before: Size{Ops: 50}, Budget: "10m0s"},
+		{From: "runs/b", Kind: "double_holder", Before: Size{Ops: 60}, Budget: "10m0s", Started: time.Date(2026, 12, 3, 13, 5, 0, 0, time.UTC), Machine: "2 CPUs, load average 1.5 at the start, 3.0 at the end"},
+	}
+	bl := ShrinkBlock(rows)
+	if bl.Name != "make shrink-figures" || !strings.HasPrefix(bl.Text, "Measured 2026-12-03 13:05 UTC (2 CPUs, load average 1.5 at the start, 3.0 at the end), 2 shrinks.\n\n| run |") {
+		t.Fatalf("block %q:\n%s", bl.Name, bl.Text)
+	}
+	page := "# page\n" + BeginMarker(bl.Name) + "\nold table\n" + EndMarker(bl.Name) + "\nafter\n"
+	out, err := Splice([]byte(page), bl.Name, bl.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out); strings.Contains(got, "old table") || !strings.Contains(got, "| b | double_holder |") || !strings.HasSuffix(got, EndMarker(bl.Name)+"\nafter\n") {
+		t.Errorf("spliced page:\n%s", got)
 	}
 }
