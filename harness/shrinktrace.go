@@ -12,6 +12,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/fault"
 )
 
 // traced is a trace that showed the kind, with its first run's folder.
@@ -310,7 +311,8 @@ func violation(dir, kind string) (*history.History, checker.Finding, error) {
 // narrow adds the calls on f's key that may have changed the lock (not
 // refused) from a lease before the first of them until f ended, the
 // acquire whose token each of those calls uses, and the fault windows
-// that started before f ended; wide is every call on the key until then
+// that started before f ended (not a pause of a workload's holder: the
+// delays between the frozen holder's steps play it); wide is every call on the key until then
 // that was not refused, with the same faults. Writes come in only for a
 // finding about the resource, reads of the key only for one about leases.
 func traceEvents(h *history.History, f checker.Finding, kind string, ttl time.Duration) (core map[int]bool, narrow, wide []scenarios.TraceEvent) {
@@ -371,7 +373,7 @@ func traceEvents(h *history.History, f checker.Finding, kind string, ttl time.Du
 		}
 	}
 	for i, w := range h.Faults {
-		if w.Start <= f.End {
+		if w.Start <= f.End && !fault.NeedsWorkload(w.Name) {
 			narrow = append(narrow, scenarios.FaultEvent(i))
 			wide = append(wide, scenarios.FaultEvent(i))
 		}

@@ -15,7 +15,8 @@ import (
 // since a lease before the first (not the refused ones, nor writes, nor
 // other keys, nor anything after the finding), the acquire whose token a
 // kept release uses even when it came earlier, and the fault windows that
-// started before the finding ended; the wide one every call on the key
+// started before the finding ended (not a holder's pause, which a script
+// plays as a delay); the wide one every call on the key
 // that was not refused.
 func TestTraceEvents(t *testing.T) {
 	s := func(v float64) int64 { return int64(v * float64(time.Second)) }
@@ -29,7 +30,7 @@ func TestTraceEvents(t *testing.T) {
 		6: {Worker: 1, Key: "k", Kind: history.Acquire, Token: "b", Outcome: history.OK, Call: s(2.4), Return: s(2.41)},
 		7: {Worker: 2, Key: "k", Kind: history.Release, Token: "c", Outcome: history.OK, Call: s(3.5), Return: s(3.51)},
 		8: {Worker: 3, Key: "k", Kind: history.Extend, Token: "d", Outcome: history.Unknown, Call: s(0.2), Return: s(0.3)},
-	}, Faults: []history.Fault{{Name: "clock-jump", Start: s(1), End: s(1.5)}, {Name: "clock-jump", Start: s(4), End: s(4.5)}}}
+	}, Faults: []history.Fault{{Name: "clock-jump", Start: s(1), End: s(1.5)}, {Name: "clock-jump", Start: s(4), End: s(4.5)}, {Name: "pause-client", Start: s(1.2), End: s(2.5)}}}
 	f := checker.Finding{Kind: checker.KindDoubleHolder, Key: "k", Start: s(2.41), End: s(3),
 		Holds: []checker.Hold{{Worker: 2, Acquire: 2}, {Worker: 1, Acquire: 6}}}
 	core, narrow, wide := traceEvents(h, f, string(checker.KindDoubleHolder), time.Second)

@@ -73,3 +73,9 @@ func (f pauseClient) Inject(ctx context.Context, env Env) error {
 	pace.Hold(ctx, pause)
 	return nil
 }
+
+// NeedsWorkload says whether fault name acts on the workload's holders
+// rather than on the servers: pause-client freezes a holder through the
+// workload's Freezer. A script has no workload to freeze; a trace plays
+// such a pause as the delay between the frozen holder's steps.
+func NeedsWorkload(name string) bool { return name == PauseClient.Name() }
