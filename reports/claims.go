@@ -213,8 +213,10 @@ func ClaimsBlocks(c *Claims) []Block {
 		claimsTables(&tables, c)
 		commands(&rows, append(slices.Clone(c.Rows), c.Mutants...))
 	}
+	// a blank line before the end marker, so that no Markdown renderer
+	// reads the marker as one more row of the table above it
 	name := "make " + c.Table
-	return []Block{{Name: name, Text: tables.String()}, {Name: name + ", rows", Text: rows.String()}}
+	return []Block{{Name: name, Text: tables.String() + "\n"}, {Name: name + ", rows", Text: rows.String()}}
 }
 
 // mitigationsTable renders the mitigations' table, after its heading

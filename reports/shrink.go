@@ -112,6 +112,7 @@ func ShrinkBlock(rows []Shrunk) Block {
 		}
 	}
 	b.WriteString(ShrinkMarkdown(rows))
+	b.WriteString("\n") // no renderer reads the end marker as a row
 	return Block{Name: "make shrink-figures", Text: b.String()}
 }
 
