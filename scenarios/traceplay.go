@@ -92,8 +92,9 @@ type player struct {
 	// release and write use.
 	held []Step
 	// prevReturn is when the previous step returned (a fault step: when
-	// its window opened).
-	prevReturn int64
+	// its window opened); lastCall when the last acquire step was first
+	// called.
+	prevReturn, lastCall int64
 	// windows are the fault windows the trace's fault steps opened, by
 	// step index.
 	windows map[int]int
@@ -158,7 +159,7 @@ func (p *player) do(ctx, fctx context.Context, i int, st TraceStep) error {
 		return p.inject(ctx, fctx, i, st)
 	case StepAcquire:
 		first := p.sc.Acquire(ctx, w, key, ttl)
-		r = first
+		r, p.lastCall = first, first.Call
 		for st.Granted && unanswered(r) && time.Duration(p.sc.Rec.Now()-first.Call) < ttl && pace.Sleep(ctx, retryEvery) {
 			r = p.sc.Acquire(ctx, w, key, ttl)
 		}
@@ -193,8 +194,15 @@ func (p *player) inject(ctx, fctx context.Context, i int, st TraceStep) error {
 		p.windows = map[int]int{}
 	}
 	before := len(p.sc.Rec.Faults())
+	// A fault that strikes after an acquire (clock-jump) began, in the
+	// run, right after the acquire before it: that acquire is the one it
+	// waits for. Otherwise it waits for the next one.
+	from := p.sc.Rec.Now()
+	if i > 0 && p.tr.Steps[i-1].Kind == StepAcquire {
+		from = p.lastCall
+	}
 	env := fault.Env{Topo: p.sc.Topo, Rec: p.sc.Rec, TTL: p.s.TTL, CallTimeout: p.s.CallTimeout, Key: p.tr.Key, AOF: p.s.AOF,
-		From: p.sc.Rec.Now(), Log: p.log}
+		From: from, Log: p.log}
 	done := make(chan struct{})
 	p.faults.Go(func() {
 		defer close(done)
