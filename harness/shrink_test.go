@@ -94,11 +94,13 @@ func TestExecuteTrace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	build(t, "valkey-9.1")
-	s := scenarios.Scenario{Server: "valkey-9.1", Client: "native", TTL: 2 * time.Second, Faults: []string{"clock-jump"}}
+	// the jump (+2 TTL, by a docker exec) has 1.5 s to take effect before
+	// worker 1 tries, and worker 0's lease still 3.5 s to run
+	s := scenarios.Scenario{Server: "valkey-9.1", Client: "native", TTL: 5 * time.Second, Faults: []string{"clock-jump"}}
 	tr := scenarios.Trace{Format: scenarios.TraceFormat, Scenario: s, Key: "lock:{k1}", Workers: 2, Steps: []scenarios.TraceStep{
 		{Kind: scenarios.StepAcquire, Worker: 0, After: scenarios.AfterPrevious, Granted: true},
 		{Kind: scenarios.StepFault, Fault: "clock-jump", After: scenarios.AfterPrevious},
-		{Kind: scenarios.StepAcquire, Worker: 1, After: scenarios.AfterFaultStart, FaultStep: 1, DelayMs: 500, Granted: true},
+		{Kind: scenarios.StepAcquire, Worker: 1, After: scenarios.AfterFaultStart, FaultStep: 1, DelayMs: 1500, Granted: true},
 	}}
 	out := filepath.Join(t.TempDir(), "trace")
 	o, err := ExecuteTrace(ctx, eng(t), tr, Options{Out: out})
