@@ -77,35 +77,42 @@ func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir s
 	// long after a fault began often waited for the workload, not for the
 	// fault); leave out each step the finding does not name, latest first
 	// (the steps after the race are the likeliest not to matter); then
-	// begin at once each step that still waits.
-	triedAtOnce := map[scenarios.TraceEvent]bool{}
-	atOnce := func(least int64) bool {
+	// begin at once each step that still waits, and play each call frozen
+	// inside without its freeze.
+	// cut tries, one step at a time, the steps that weigh (most first) no
+	// less than least, each with set applied; what names the cut.
+	tried := map[string]bool{}
+	cut := func(what string, weigh func(scenarios.TraceStep) int64, least int64, set func(*scenarios.TraceEvent)) bool {
 		steps := kept[len(kept)-1].tr.Steps
 		order := make([]int, 0, len(steps))
 		for i, st := range steps {
-			if st.DelayMs >= least && st.DelayMs > 0 {
+			if w := weigh(st); w >= least && w > 0 {
 				order = append(order, i)
 			}
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return int(steps[b].DelayMs - steps[a].DelayMs) })
+		slices.SortStableFunc(order, func(a, b int) int { return int(weigh(steps[b]) - weigh(steps[a])) })
 		for _, i := range order {
 			best := kept[len(kept)-1]
 			e := best.events[i]
-			e.AtOnce = false
-			if triedAtOnce[e] {
+			name := fmt.Sprintf("script with %s %s", describe(h, e), what)
+			if tried[name] {
 				continue
 			}
-			triedAtOnce[e] = true
+			tried[name] = true
 			if !room() {
 				return false
 			}
 			evs := slices.Clone(best.events)
-			evs[i].AtOnce = true
-			if c, ok := sh.tryTrace(ctx, s, h, f.Key, evs, fmt.Sprintf("script with %s at once", describe(h, e)), best.size.Ops, res); ok {
+			set(&evs[i])
+			if c, ok := sh.tryTrace(ctx, s, h, f.Key, evs, name, best.size.Ops, res); ok {
 				kept = append(kept, c)
 			}
 		}
 		return true
+	}
+	delay := func(st scenarios.TraceStep) int64 { return st.DelayMs }
+	atOnce := func(least int64) bool {
+		return cut("at once", delay, least, func(e *scenarios.TraceEvent) { e.AtOnce = true })
 	}
 	if !atOnce(1000) {
 		return kept, ended()
@@ -126,7 +133,9 @@ func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir s
 			kept = append(kept, c)
 		}
 	}
-	atOnce(1)
+	if atOnce(1) {
+		cut("not frozen inside", func(st scenarios.TraceStep) int64 { return st.PauseMs }, 1, func(e *scenarios.TraceEvent) { e.Unfrozen = true })
+	}
 	return kept, ended()
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -52,7 +53,16 @@ type TraceStep struct {
 	// is answered with an error or not at all (a failover under way), it
 	// is tried again every 50 ms within one lease; a refusal stands.
 	Granted bool `json:"granted,omitempty"`
+	// PauseMs freezes the call inside, after its command (between the
+	// two of an operation that takes two), for that long: in the run it
+	// took far longer than a command takes, a client frozen inside it.
+	PauseMs int64 `json:"pause_ms,omitempty"`
 }
+
+// frozenInside is how much longer than a command a lock call must have
+// taken for its trace step to freeze inside it: a server answers in
+// well under it, and the workload's pauses are longer.
+const frozenInside = 100 * time.Millisecond
 
 // StepKind is what a trace step does.
 type StepKind string
@@ -67,12 +77,16 @@ const (
 	StepFault   StepKind = "fault"
 )
 
-// Anchor is the event a trace step follows.
+// Anchor is the event a trace step follows: the previous step's return,
+// or its call when the step began while the previous one was in flight
+// (each worker plays its steps in a goroutine of its own), or a fault
+// step's start, promotion or end.
 type Anchor string
 
 // The events a step can follow.
 const (
 	AfterPrevious      Anchor = "previous"
+	AfterPreviousCall  Anchor = "previous-call"
 	AfterFaultStart    Anchor = "fault-start"
 	AfterFaultPromoted Anchor = "fault-promoted"
 	AfterFaultEnd      Anchor = "fault-end"
@@ -85,8 +99,10 @@ type TraceEvent struct {
 	Fault int  `json:"fault"`
 	IsOp  bool `json:"is_op"`
 	// AtOnce drops the step's recorded delay: it begins as soon as the
-	// event it follows happened (a shrink's cut).
-	AtOnce bool `json:"at_once,omitempty"`
+	// event it follows happened; Unfrozen drops its freeze inside the
+	// call (a shrink's cuts).
+	AtOnce   bool `json:"at_once,omitempty"`
+	Unfrozen bool `json:"unfrozen,omitempty"`
 }
 
 // OpEvent and FaultEvent name one operation or fault window of a history.
@@ -103,7 +119,8 @@ func (e TraceEvent) At(h *history.History) int64 {
 
 // NewTrace makes the trace of events (operations on key and fault
 // windows of h) in the order they began. The first step begins at once;
-// each later one follows the latest
+// a step that began while the previous one was in flight begins as long
+// after the previous one began; each later one follows the latest
 // event before it began: the previous step's return, or the start,
 // promotion or end of a fault step before it; a step that began while the
 // previous one was in flight follows it at once. Workers are numbered in
@@ -121,12 +138,16 @@ func NewTrace(s Scenario, h *history.History, key string, events []TraceEvent) (
 	SortEvents(h, evs)
 	tr := Trace{Format: TraceFormat, Scenario: s, Key: key}
 	workers := map[int]int{}
-	var prevReturn int64
+	var prevCall, prevReturn int64
 	var faults []int // the trace's fault steps, by index into h.Faults
 	for _, e := range evs {
 		at := e.At(h)
 		st := TraceStep{After: AfterPrevious, DelayMs: max(at-prevReturn, 0) / 1e6}
 		anchor := prevReturn
+		if len(tr.Steps) > 0 && at < prevReturn {
+			// began while the previous step was in flight
+			st.After, st.DelayMs, anchor = AfterPreviousCall, max(at-prevCall, 0)/1e6, prevCall
+		}
 		for k, fi := range faults {
 			f := h.Faults[fi]
 			for _, ev := range []struct {
@@ -147,7 +168,7 @@ func NewTrace(s Scenario, h *history.History, key string, events []TraceEvent) (
 			st.Kind, st.Fault = StepFault, h.Faults[e.Fault].Name
 			faults = append(faults, e.Fault)
 			tr.Steps = append(tr.Steps, st)
-			prevReturn = max(prevReturn, at)
+			prevCall, prevReturn = at, at
 			continue
 		}
 		op := h.Ops[e.Op]
@@ -168,8 +189,11 @@ func NewTrace(s Scenario, h *history.History, key string, events []TraceEvent) (
 			st.Worker = w
 		}
 		st.Granted = kind == StepAcquire && op.Outcome == history.OK
+		if took := time.Duration(op.Return - op.Call); lockKinds[kind] && op.Outcome != history.Unknown && took >= frozenInside && !e.Unfrozen {
+			st.PauseMs = took.Milliseconds()
+		}
 		tr.Steps = append(tr.Steps, st)
-		prevReturn = max(prevReturn, op.Return)
+		prevCall, prevReturn = at, op.Return
 	}
 	tr.Workers = max(len(workers), 1)
 	return tr, nil
@@ -180,6 +204,10 @@ var stepKinds = map[history.Kind]StepKind{
 	history.Acquire: StepAcquire, history.Extend: StepExtend, history.Release: StepRelease,
 	history.Write: StepWrite, history.Observe: StepObserve,
 }
+
+// lockKinds are the steps that are lock calls, which a client can be
+// frozen inside.
+var lockKinds = map[StepKind]bool{StepAcquire: true, StepExtend: true, StepRelease: true}
 
 // stepIndexOfFault is the index in steps of the k-th fault step.
 func stepIndexOfFault(steps []TraceStep, k int) int {
@@ -214,11 +242,16 @@ func (st TraceStep) String() string {
 			what += " (retried through errors)"
 		}
 	}
+	if st.PauseMs > 0 {
+		what += fmt.Sprintf(", frozen inside for %d ms", st.PauseMs)
+	}
 	if st.After == AfterPrevious && st.DelayMs == 0 {
 		return what + ", at once"
 	}
 	after := "after the previous step"
-	if st.After != AfterPrevious {
+	if st.After == AfterPreviousCall {
+		after = "after the previous step began"
+	} else if st.After != AfterPrevious {
 		after = fmt.Sprintf("after step %d's %s", st.FaultStep+1, st.After[len("fault-"):])
 	}
 	return fmt.Sprintf("%s, %d ms %s", what, st.DelayMs, after)
@@ -270,7 +303,7 @@ func (tr Trace) Validate() error {
 		if st.Worker < 0 || st.Worker >= tr.Workers {
 			return fmt.Errorf("trace: step %d: worker %d of %d", i+1, st.Worker, tr.Workers)
 		}
-		if st.After != AfterPrevious && (st.FaultStep < 0 || st.FaultStep >= i || tr.Steps[st.FaultStep].Kind != StepFault) {
+		if st.After != AfterPrevious && st.After != AfterPreviousCall && (st.FaultStep < 0 || st.FaultStep >= i || tr.Steps[st.FaultStep].Kind != StepFault) {
 			return fmt.Errorf("trace: step %d follows step %d, which is no fault step before it", i+1, st.FaultStep+1)
 		}
 	}

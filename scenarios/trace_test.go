@@ -108,3 +108,38 @@ func TestTraceSaveLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestNewTraceFrozenInside: a call that took far longer than a command is
+// frozen inside for as long when played, and a step that began while it
+// was in flight follows its call, not its return; a shrink's cut can
+// drop the freeze.
+func TestNewTraceFrozenInside(t *testing.T) {
+	ms := func(v float64) int64 { return int64(v * float64(time.Millisecond)) }
+	h := &history.History{Ops: []history.Op{
+		{Worker: 4, Key: "k", Kind: history.Acquire, Token: "t", Outcome: history.OK, Call: ms(13), Return: ms(1680)},
+		{Worker: 3, Key: "k", Kind: history.Acquire, Token: "t", Outcome: history.OK, Call: ms(1153), Return: ms(1154)},
+		{Worker: 4, Key: "k", Kind: history.Extend, Token: "t", Outcome: history.OK, Call: ms(2131), Return: ms(2132)},
+	}}
+	s := Scenario{Server: "valkey-9.1", Client: "mutant-shared-token", TTL: time.Second}
+	tr, err := NewTrace(s, h, "k", []TraceEvent{OpEvent(0), OpEvent(1), OpEvent(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TraceStep{
+		{Kind: StepAcquire, Worker: 0, After: AfterPrevious, Granted: true, PauseMs: 1667},
+		{Kind: StepAcquire, Worker: 1, After: AfterPreviousCall, DelayMs: 1140, Granted: true},
+		{Kind: StepExtend, Worker: 0, After: AfterPrevious, DelayMs: 977},
+	}
+	if !reflect.DeepEqual(tr.Steps, want) {
+		t.Fatalf("steps:\n%+v\nwant\n%+v", tr.Steps, want)
+	}
+	if err := tr.Validate(); err != nil {
+		t.Error(err)
+	}
+	if tr, _ = NewTrace(s, h, "k", []TraceEvent{{Op: 0, IsOp: true, Unfrozen: true}, OpEvent(1)}); tr.Steps[0].PauseMs != 0 {
+		t.Errorf("an unfrozen step still freezes for %d ms", tr.Steps[0].PauseMs)
+	}
+	if d := tr.Describe()[1]; d != "2. worker 1 acquire (retried through errors), 1140 ms after the previous step began" {
+		t.Errorf("described as %q", d)
+	}
+}

@@ -44,7 +44,7 @@ func (tr Trace) Play(ctx context.Context, t *topology.Topology, log *slog.Logger
 		return nil, err
 	}
 	defer sc.Close()
-	p := &player{tr: tr, s: s, sc: sc, log: log, held: make([]Step, tr.Workers)}
+	p := newPlayer(tr, s, sc, log)
 	// The faults still running after the last step are stopped; their
 	// undo (a killed node's restart, its wait to rejoin as a replica) is
 	// given faultGrace and then left to end with the topology's teardown:
@@ -52,14 +52,16 @@ func (tr Trace) Play(ctx context.Context, t *topology.Topology, log *slog.Logger
 	// half a minute for a node that nothing reads.
 	fctx, stopFaults := context.WithCancel(ctx)
 	defer stopFaults()
+	defer p.stop()
 	for i, st := range tr.Steps {
-		if err := p.wait(ctx, st); err != nil {
+		if err := p.wait(ctx, i, st); err != nil {
 			return nil, fmt.Errorf("trace step %d (%s): %w", i+1, st, err)
 		}
-		if err := p.do(ctx, fctx, i, st); err != nil {
+		if err := p.start(ctx, fctx, i, st); err != nil {
 			return nil, fmt.Errorf("trace step %d (%s): %w", i+1, st, err)
 		}
 	}
+	p.stop()
 	stopFaults()
 	done := make(chan struct{})
 	go func() { p.faults.Wait(); close(done) }()
@@ -82,19 +84,26 @@ func (tr Trace) Play(ctx context.Context, t *topology.Topology, log *slog.Logger
 	return h, nil
 }
 
-// player carries one replay's state.
+// player carries one replay's state. Each worker runs its steps in a
+// goroutine of its own, one after the other, so that a step that began
+// in the run while another worker's call was in flight (a client frozen
+// inside it) begins while that call is in flight again.
 type player struct {
 	tr  Trace
 	s   Scenario
 	sc  *Script
 	log *slog.Logger
 	// held is each worker's last acquire, whose token its extend,
-	// release and write use.
+	// release and write use (read and written by the worker's goroutine
+	// only).
 	held []Step
-	// prevReturn is when the previous step returned (a fault step: when
-	// its window opened); lastCall when the last acquire step was first
-	// called.
-	prevReturn, lastCall int64
+	// steps are the steps' runs, by index: when each was called and
+	// returned (a fault step: when its window opened).
+	steps []stepRun
+	// queues feed the workers' goroutines; busy counts the steps sent
+	// to them and not yet returned.
+	queues []chan func()
+	busy   sync.WaitGroup
 	// windows are the fault windows the trace's fault steps opened, by
 	// step index.
 	windows map[int]int
@@ -103,10 +112,66 @@ type player struct {
 	errs    []error
 }
 
-// wait sleeps until the step's event happened and its delay passed.
-func (p *player) wait(ctx context.Context, st TraceStep) error {
-	at := p.prevReturn
-	if st.After != AfterPrevious {
+// stepRun is one step's run: called and returned close when it was
+// called and when it returned, at call and ret on the recorder's clock.
+type stepRun struct {
+	called, returned chan struct{}
+	call, ret        int64
+}
+
+func newPlayer(tr Trace, s Scenario, sc *Script, log *slog.Logger) *player {
+	p := &player{tr: tr, s: s, sc: sc, log: log, held: make([]Step, tr.Workers), steps: make([]stepRun, len(tr.Steps)),
+		queues: make([]chan func(), tr.Workers), windows: map[int]int{}}
+	for i := range p.steps {
+		p.steps[i] = stepRun{called: make(chan struct{}), returned: make(chan struct{})}
+	}
+	for w := range p.queues {
+		q := make(chan func(), len(tr.Steps))
+		p.queues[w] = q
+		go func() {
+			for f := range q {
+				f()
+			}
+		}()
+	}
+	return p
+}
+
+// stop waits until every step sent to a worker returned, and ends the
+// workers' goroutines; a second call does nothing.
+func (p *player) stop() {
+	p.busy.Wait()
+	for w, q := range p.queues {
+		if q != nil {
+			close(q)
+			p.queues[w] = nil
+		}
+	}
+}
+
+// wait sleeps until the event step i follows happened and its delay
+// passed.
+func (p *player) wait(ctx context.Context, i int, st TraceStep) error {
+	var at int64
+	switch {
+	case i == 0:
+		at = p.sc.Rec.Now()
+	case st.After == AfterPrevious || st.After == AfterPreviousCall:
+		prev := &p.steps[i-1]
+		ev := prev.returned
+		if st.After == AfterPreviousCall {
+			ev = prev.called
+		}
+		select {
+		case <-ev:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		at = prev.ret
+		if st.After == AfterPreviousCall {
+			at = prev.call
+		}
+	default:
 		win, ok := p.windows[st.FaultStep]
 		if !ok {
 			return fmt.Errorf("its fault step did not start")
@@ -150,35 +215,65 @@ func (p *player) awaitWindow(ctx context.Context, win int, a Anchor) (int64, err
 	return at, err
 }
 
-// do runs one step.
-func (p *player) do(ctx, fctx context.Context, i int, st TraceStep) error {
-	key, ttl, w := p.tr.Key, p.s.TTL, st.Worker
-	var r Step
+// start begins step i: a fault step here (it returns once the fault's
+// window opened), a read of the key here too, a worker's call or write in
+// that worker's goroutine, after the worker's earlier steps.
+func (p *player) start(ctx, fctx context.Context, i int, st TraceStep) error {
+	run := &p.steps[i]
 	switch st.Kind {
 	case StepFault:
-		return p.inject(ctx, fctx, i, st)
+		err := p.inject(ctx, fctx, i, st)
+		if err == nil {
+			run.call = p.sc.Rec.Faults()[p.windows[i]].Start
+			run.ret = run.call
+			close(run.called)
+			close(run.returned)
+		}
+		return err
+	case StepObserve:
+		run.call = p.sc.Rec.Now()
+		close(run.called)
+		p.sc.Observe(ctx, p.tr.Key)
+		run.ret = p.sc.Rec.Now()
+		close(run.returned)
+		return nil
+	}
+	p.busy.Add(1)
+	p.queues[st.Worker] <- func() {
+		defer p.busy.Done()
+		p.do(ctx, run, st)
+	}
+	return nil
+}
+
+// do runs a worker's step, in its goroutine.
+func (p *player) do(ctx context.Context, run *stepRun, st TraceStep) {
+	key, ttl, w := p.tr.Key, p.s.TTL, st.Worker
+	if st.PauseMs > 0 {
+		// taken once, by the first attempt, inside the client's call
+		ctx = lockclient.WithPause(ctx, &lockclient.Pause{For: time.Duration(st.PauseMs) * time.Millisecond})
+	}
+	run.call = p.sc.Rec.Now()
+	close(run.called)
+	defer func() {
+		run.ret = p.sc.Rec.Now()
+		close(run.returned)
+	}()
+	switch st.Kind {
 	case StepAcquire:
 		first := p.sc.Acquire(ctx, w, key, ttl)
-		r, p.lastCall = first, first.Call
+		r := first
 		for st.Granted && unanswered(r) && time.Duration(p.sc.Rec.Now()-first.Call) < ttl && pace.Sleep(ctx, retryEvery) {
 			r = p.sc.Acquire(ctx, w, key, ttl)
 		}
 		p.held[w] = r
 	case StepExtend:
-		r = p.sc.Extend(ctx, w, key, p.held[w].Token, ttl)
+		p.sc.Extend(ctx, w, key, p.held[w].Token, ttl)
 	case StepRelease:
-		r = p.sc.Release(ctx, w, key, p.held[w].Token)
+		p.sc.Release(ctx, w, key, p.held[w].Token)
 	case StepWrite:
 		p.sc.Write(w, key, p.held[w])
-		p.prevReturn = p.sc.Rec.Now()
-		return nil
-	case StepObserve:
-		p.sc.Observe(ctx, key)
-		p.prevReturn = p.sc.Rec.Now()
-		return nil
 	}
-	p.prevReturn = r.Return
-	return nil
 }
 
 // inject starts step i's fault at the trace's key and waits until its
@@ -190,16 +285,14 @@ func (p *player) inject(ctx, fctx context.Context, i int, st TraceStep) error {
 	if err != nil {
 		return err
 	}
-	if p.windows == nil {
-		p.windows = map[int]int{}
-	}
 	before := len(p.sc.Rec.Faults())
 	// A fault that strikes after an acquire (clock-jump) began, in the
 	// run, right after the acquire before it: that acquire is the one it
 	// waits for. Otherwise it waits for the next one.
 	from := p.sc.Rec.Now()
 	if i > 0 && p.tr.Steps[i-1].Kind == StepAcquire {
-		from = p.lastCall
+		<-p.steps[i-1].called
+		from = p.steps[i-1].call
 	}
 	env := fault.Env{Topo: p.sc.Topo, Rec: p.sc.Rec, TTL: p.s.TTL, CallTimeout: p.s.CallTimeout, Key: p.tr.Key, AOF: p.s.AOF,
 		From: from, Log: p.log}
@@ -228,7 +321,6 @@ func (p *player) inject(ctx, fctx context.Context, i int, st TraceStep) error {
 		return fmt.Errorf("it ended before its window opened: %w", p.faultErr())
 	}
 	p.windows[i] = before
-	p.prevReturn = p.sc.Rec.Faults()[before].Start
 	return opened
 }
 
