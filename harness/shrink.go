@@ -81,15 +81,18 @@ type shrinker struct {
 	runs int
 }
 
-// Shrink searches for a smaller scenario than the run in from (a run
-// folder) that still shows the same kind of violation: it pins the
-// seed's fault schedule, then tries cuts (scenarios.Cuts) one at a time,
-// keeping a cut when Tries runs of it in a row all show the kind, until
-// no cut does or the budget is near; then replays the smallest kept
-// scenario Confirm times (falling back to the one before it when it
-// reproduces less than Need times). Ctrl-C (ctx ended) keeps the best
+// Shrink searches for a smaller reproducer of the run in from (a run
+// folder) that still shows the same kind of violation. It pins the
+// seed's fault schedule, then tries the scenario's cuts (scenarios.Cuts)
+// one at a time, keeping a cut when Tries runs of it in a row all show
+// the kind, for up to scenarioShare of the budget; then the script form
+// (traceSearch) from the smallest scenario kept, and confirms the
+// smallest script kept, Confirm plays of which must show the kind Need
+// times. When no script shows the kind, the scenario's cuts have the rest
+// of the budget, and the smallest scenario kept is confirmed the same way
+// (falling back to the one before it). Ctrl-C (ctx ended) keeps the best
 // found so far, unconfirmed. Out ends as the reproducer's run folder
-// with shrink.json beside its files.
+// (with trace.json or scenario.json) and shrink.json beside its files.
 func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOptions) (*reports.Shrunk, error) {
 	o = o.withDefaults()
 	if _, err := os.Stat(filepath.Join(from, scenarios.TraceFileName)); err == nil {
@@ -130,66 +133,9 @@ func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOpti
 	// long as the time to it, plus a start-up.
 	seen := firstSeen(orig, o.Kind)
 	kept := []candidate{{s: pinned, size: res.Before, seen: seen, wall: max(seen, time.Second) + 5*time.Second}}
-	tried := map[string]bool{pinned.Command(): true}
-	// A cut that did not show the kind is not tried again after others
-	// were kept (the same words: the noise a violation needs stays
-	// needed); a shorter run or fewer clients have words of their own.
-	dropped := map[string]bool{}
-	res.Ended = "no smaller scenario showed " + o.Kind
-search:
-	for {
-		best := kept[len(kept)-1]
-		progress := false
-		for _, cut := range scenarios.Cuts(best.s, best.seen) {
-			if key := cut.Scenario.Command(); tried[key] || dropped[cut.What] {
-				continue
-			} else {
-				tried[key] = true
-			}
-			// leave the script form and the confirmation their time
-			if time.Since(sh.start)+best.wall*time.Duration(o.Confirm)*3/2 > o.Budget*scenarioShare/100 {
-				res.Ended = "budget"
-				break search
-			}
-			began := time.Now()
-			c, shown, runs, err := sh.try(ctx, cut)
-			step := reports.ShrinkStep{What: cut.What, Reproduced: shown, Runs: runs, Seconds: time.Since(began).Seconds()}
-			if err != nil {
-				if ctx.Err() != nil {
-					res.Ended = "interrupted"
-					break search
-				}
-				// a run that could not be carried out (a topology that
-				// did not start on a loaded machine) drops the cut, not
-				// the shrink
-				step.Error = err.Error()
-				fmt.Fprintf(o.Progress, "  %s %s: %v: dropped\n", sh.clock(), cut.What, err)
-			}
-			// Every cut takes something away, so a cut that shows the
-			// kind is kept even when its run had more operations (with
-			// the stalls off, a run does more before its violation): the
-			// cuts after it take those away.
-			if c != nil {
-				step.Kept, step.Size = true, &c.size
-				kept = append(kept, *c)
-				progress = true
-			} else {
-				dropped[cut.What] = true
-			}
-			res.Steps = append(res.Steps, step)
-			verdict := "dropped"
-			if c != nil {
-				verdict = "kept, " + c.size.String()
-			}
-			fmt.Fprintf(o.Progress, "  %s %s: %d of %d showed %s: %s\n", sh.clock(), cut.What, shown, runs, o.Kind, verdict)
-			if progress {
-				break
-			}
-		}
-		if !progress {
-			break
-		}
-	}
+	ss := &scenarioSearch{kept: kept, tried: map[string]bool{pinned.Command(): true}, dropped: map[string]bool{}}
+	res.Ended = sh.searchScenarios(ctx, ss, scenarioShare, res)
+	kept = ss.kept
 	if ctx.Err() == nil {
 		best := kept[len(kept)-1]
 		dir := best.dir
@@ -210,6 +156,11 @@ search:
 				return sh.finish(res)
 			}
 			fmt.Fprintf(o.Progress, "  %s no script reproduced %d of %d times: the scenario is confirmed instead\n", sh.clock(), o.Need, o.Confirm)
+		} else if ctx.Err() == nil {
+			// no script showed the kind: the scenario's cuts have the
+			// rest of the budget
+			res.Ended = sh.searchScenarios(ctx, ss, 100, res)
+			kept = ss.kept
 		}
 	}
 	final, err := sh.confirm(ctx, kept, res)
@@ -224,6 +175,76 @@ search:
 		res.Command = final.s.Command()
 	}
 	return sh.finish(res)
+}
+
+// scenarioSearch is the scenario stage's state: the scenarios kept,
+// smallest last, the cuts' scenarios tried, and the cuts' words dropped.
+// A cut that did not show the kind is not tried again after others were
+// kept (the same words: the noise a violation needs stays needed); a
+// shorter run or fewer clients have words of their own.
+type scenarioSearch struct {
+	kept           []candidate
+	tried, dropped map[string]bool
+}
+
+// searchScenarios tries the cuts of the smallest scenario kept, one at a
+// time, starting again from each one kept, until none is kept or share
+// percent of the budget, less the time a confirmation takes, is spent;
+// it says why it ended.
+func (sh *shrinker) searchScenarios(ctx context.Context, ss *scenarioSearch, share time.Duration, res *reports.Shrunk) string {
+	o := sh.o
+	for {
+		best := ss.kept[len(ss.kept)-1]
+		progress := false
+		for _, cut := range scenarios.Cuts(best.s, best.seen) {
+			key := cut.Scenario.Command()
+			if ss.tried[key] || ss.dropped[cut.What] {
+				continue
+			}
+			// leave the script form and the confirmation their time
+			if time.Since(sh.start)+best.wall*time.Duration(o.Confirm)*3/2 > o.Budget*share/100 {
+				return "budget"
+			}
+			ss.tried[key] = true
+			began := time.Now()
+			c, shown, runs, err := sh.try(ctx, cut)
+			step := reports.ShrinkStep{What: cut.What, Reproduced: shown, Runs: runs, Seconds: time.Since(began).Seconds()}
+			if err != nil {
+				if ctx.Err() != nil {
+					return "interrupted"
+				}
+				// a run that could not be carried out (a topology that
+				// did not start on a loaded machine) drops the cut, not
+				// the shrink
+				step.Error = err.Error()
+				fmt.Fprintf(o.Progress, "  %s %s: %v: dropped\n", sh.clock(), cut.What, err)
+			}
+			// Every cut takes something away, so a cut that shows the
+			// kind is kept even when its run had more operations (with
+			// the stalls off, a run does more before its violation): the
+			// cuts after it take those away.
+			if c != nil {
+				step.Kept, step.Size = true, &c.size
+				ss.kept = append(ss.kept, *c)
+				progress = true
+			} else {
+				ss.dropped[cut.What] = true
+			}
+			res.Steps = append(res.Steps, step)
+			verdict := "dropped"
+			if c != nil {
+				verdict = "kept, " + c.size.String()
+			}
+			fmt.Fprintf(o.Progress, "  %s %s: %d of %d showed %s: %s\n", sh.clock(), cut.What, shown, runs, o.Kind, verdict)
+			if progress {
+				break
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	return "no smaller scenario showed " + o.Kind
 }
 
 // scenarioShare is the share of the budget (%) the scenario's cuts may
