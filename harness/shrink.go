@@ -146,11 +146,15 @@ func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOpti
 		// the scenario's confirmation has what is left, should it fail
 		if traces, ended := sh.traceSearch(ctx, best.s, dir, best.wall, res); len(traces) > 0 {
 			t, shown, runs := sh.confirmTrace(ctx, traces)
+			if t == nil && ctx.Err() != nil {
+				// Ctrl-C: the smallest script, unconfirmed
+				t, ended = &traces[len(traces)-1], "interrupted"
+			}
 			if t != nil {
 				if err := moveUp(t.dir, o.Out); err != nil {
 					return nil, err
 				}
-				res.After, res.Reproduced, res.Runs, res.Confirmed = t.size, shown, runs, true
+				res.After, res.Reproduced, res.Runs, res.Confirmed = t.size, shown, runs, shown >= o.Need
 				res.Command, res.Script = ReplayCommand(o.Out), t.tr.Describe()
 				res.Ended = ended
 				return sh.finish(res)
