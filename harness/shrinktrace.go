@@ -72,13 +72,14 @@ func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir s
 	if len(kept) == 0 {
 		return nil, ended()
 	}
-	// Begin at once each step that waited a second or more (the longest
+	// Play without its freeze each call frozen inside for a second or
+	// more, and begin at once each step that waited as long (the longest
 	// first: a long wait makes every later play slow, and a step recorded
 	// long after a fault began often waited for the workload, not for the
 	// fault); leave out each step the finding does not name, latest first
 	// (the steps after the race are the likeliest not to matter); then
-	// begin at once each step that still waits, and play each call frozen
-	// inside without its freeze.
+	// begin at once each step that still waits, and play each call still
+	// frozen inside without its freeze.
 	// cut tries, one step at a time, the steps that weigh (most first) no
 	// less than least, each with set applied; what names the cut.
 	tried := map[string]bool{}
@@ -114,7 +115,10 @@ func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir s
 	atOnce := func(least int64) bool {
 		return cut("at once", delay, least, func(e *scenarios.TraceEvent) { e.AtOnce = true })
 	}
-	if !atOnce(1000) {
+	unfreeze := func(least int64) bool {
+		return cut("not frozen inside", func(st scenarios.TraceStep) int64 { return st.PauseMs }, least, func(e *scenarios.TraceEvent) { e.Unfrozen = true })
+	}
+	if !unfreeze(1000) || !atOnce(1000) {
 		return kept, ended()
 	}
 	first := kept[0].events
@@ -134,7 +138,7 @@ func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir s
 		}
 	}
 	if atOnce(1) {
-		cut("not frozen inside", func(st scenarios.TraceStep) int64 { return st.PauseMs }, 1, func(e *scenarios.TraceEvent) { e.Unfrozen = true })
+		unfreeze(1)
 	}
 	return kept, ended()
 }
