@@ -118,6 +118,24 @@ func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir s
 	unfreeze := func(least int64) bool {
 		return cut("not frozen inside", func(st scenarios.TraceStep) int64 { return st.PauseMs }, least, func(e *scenarios.TraceEvent) { e.Unfrozen = true })
 	}
+	// every long freeze and wait dropped together first: two short plays
+	// when it shows the kind, and a short play to confirm from then on
+	if best := kept[len(kept)-1]; ctx.Err() == nil {
+		evs, saved := slices.Clone(best.events), time.Duration(0)
+		for i, st := range best.tr.Steps {
+			if st.PauseMs >= 1000 {
+				evs[i].Unfrozen, saved = true, saved+time.Duration(st.PauseMs)*time.Millisecond
+			}
+			if st.DelayMs >= 1000 {
+				evs[i].AtOnce, saved = true, saved+time.Duration(st.DelayMs)*time.Millisecond
+			}
+		}
+		if saved > 0 && sh.roomFor(max(best.wall-saved, best.wall/10)) {
+			if c, ok := sh.tryTrace(ctx, s, h, f.Key, evs, "script with every freeze and wait of a second or more dropped", best.size.Ops, res); ok {
+				kept = append(kept, c)
+			}
+		}
+	}
 	if !unfreeze(1000) || !atOnce(1000) {
 		return kept, ended()
 	}
