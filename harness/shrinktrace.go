@@ -29,8 +29,8 @@ type traced struct {
 // first violation of the kind (the holds or operations the finding
 // names, the calls on its key that changed the lock since a lease
 // before it, the tokens those calls use, the fault steps before it),
-// then each step left out or begun at once in turn, kept when every run
-// of it still shows the kind. It stops while the budget still holds the
+// then each step played without its freeze or its wait, or left out, in
+// turn, kept when every play of it still shows the kind. It stops while the budget still holds the
 // confirmation of the smallest kept (wall, until one is kept, is the
 // scenario run's time); it returns the traces kept, smallest last (none
 // when even the first did not show the kind), and why the search ended.
@@ -72,14 +72,6 @@ func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir s
 	if len(kept) == 0 {
 		return nil, ended()
 	}
-	// Play without its freeze each call frozen inside for a second or
-	// more, and begin at once each step that waited as long (the longest
-	// first: a long wait makes every later play slow, and a step recorded
-	// long after a fault began often waited for the workload, not for the
-	// fault); leave out each step the finding does not name, latest first
-	// (the steps after the race are the likeliest not to matter); then
-	// begin at once each step that still waits, and play each call still
-	// frozen inside without its freeze.
 	// cut tries, one step at a time, the steps that weigh (most first) no
 	// less than least, each with set applied; what names the cut.
 	tried := map[string]bool{}
@@ -118,8 +110,15 @@ func (sh *shrinker) traceSearch(ctx context.Context, s scenarios.Scenario, dir s
 	unfreeze := func(least int64) bool {
 		return cut("not frozen inside", func(st scenarios.TraceStep) int64 { return st.PauseMs }, least, func(e *scenarios.TraceEvent) { e.Unfrozen = true })
 	}
-	// every long freeze and wait dropped together first: two short plays
-	// when it shows the kind, and a short play to confirm from then on
+	// The cuts, in order. Every freeze inside a call and every wait of a
+	// second or more dropped together (two short plays when the kind
+	// still shows, and short plays from then on: a long wait makes every
+	// later play slow, and a step recorded long after a fault began often
+	// waited for the workload, not for the fault); then each of them, the
+	// longest first; each step the finding does not name left out, latest
+	// first (the steps after the race are the likeliest not to matter);
+	// each step that still waits begun at once, each call still frozen
+	// inside played without its freeze.
 	if best := kept[len(kept)-1]; ctx.Err() == nil {
 		evs, saved := slices.Clone(best.events), time.Duration(0)
 		for i, st := range best.tr.Steps {
