@@ -20,7 +20,7 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := newFlags("shrink", stderr)
 	out := fs.String("out", "", "folder for the reproducer (default DIR-shrunk)")
 	budget := fs.Duration("budget", 10*time.Minute, "time for the whole shrink, the confirmation included; Ctrl-C keeps the best found so far")
-	tries := fs.Int("tries", 3, "runs in a row that must all show the violation before a cut is kept")
+	tries := fs.Int("tries", 3, "runs in a row that must all show the violation before a cut is kept (a script's cut: at most 2)")
 	confirm := fs.Int("confirm", 10, "replays of the reproducer at the end; at least 9 in 10 must show the violation")
 	table := fs.Bool("table", false, "print a Markdown table of the shrinks in the DIR... given (each a folder lockcheck shrink wrote) and exit")
 	kind := fs.String("kind", "", "finding kind to keep (default double_holder when the run has one, else its first failing kind)")
@@ -28,7 +28,7 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var sf sourceFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: lockcheck shrink [flags] DIR\n\nSearches for a smaller scenario than the violated run in DIR that still shows its violation: the seed's fault steps pinned, then a shorter run, fewer fault steps and earlier ones, fewer clients and keys, the workload's stalls and pauses off, each cut kept when --tries runs in a row show the same finding kind. Then the script form: only the calls and fault steps around the violation, played one after the other with their recorded delays (trace.json), each step left out or begun at once in turn. The smallest (the script when one reproduces) is replayed --confirm times. Writes a run folder (lockcheck replay works on it) with shrink.json: before and after, the reproduction rate, every cut tried, the script's steps in words. Exit 0 when a reproducer was confirmed, 1 when none was, 2 on bad input.")
+		fmt.Fprintln(fs.Output(), "usage: lockcheck shrink [flags] DIR\n\nSearches for a smaller scenario than the violated run in DIR that still shows its violation: the seed's fault steps pinned, then a shorter run, fewer fault steps and earlier ones, fewer clients and keys, the workload's stalls and pauses off, each cut kept when --tries runs in a row show the same finding kind. Then the script form (trace.json): only the calls and fault steps around the violation, each played as long after the event it followed as in the run, a call frozen inside as long; each freeze and wait dropped, or each step left out, in turn, kept when 2 plays show the kind. The smallest (the script when one reproduces) is replayed --confirm times. Writes a run folder (lockcheck replay works on it) with shrink.json: before and after, the reproduction rate, every cut tried, the script's steps in words. Exit 0 when a reproducer was confirmed, 1 when none was, 2 on bad input.")
 		fs.PrintDefaults()
 	}
 	if ok, code := parse(fs, args, stderr); !ok {
