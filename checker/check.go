@@ -41,6 +41,7 @@ func Run(ctx context.Context, h *history.History, opts Options) (*Result, error)
 	sum.end = max(sum.end, h.End())
 	p := checkPart(ctx, h, opts, sum, wholeSet(h))
 	res := p.result(opts, sum)
+	res.judgeFaults(h, sum.end)
 	explainAll(res, h.Faults)
 	return res, nil
 }

@@ -155,6 +155,7 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 	if err := resolveRefs(path, res); err != nil {
 		return nil, nil, fmt.Errorf("check history: %w", err)
 	}
+	res.judgeFaults(head, sum.end)
 	explainAll(res, head.Faults)
 	return res, head, nil
 }

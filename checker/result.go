@@ -285,6 +285,9 @@ type Result struct {
 	Class Class `json:"class"`
 	// Summary is one line naming what decided the verdict.
 	Summary string `json:"summary"`
+	// NotReproduced says why the run's faults did not get to show
+	// anything (ClassNotReproduced), when they did not.
+	NotReproduced []string `json:"not_reproduced,omitempty"`
 	Checks  Checks `json:"checks"`
 	// Ops, Keys and Segments say how much was checked; Porcupine counts
 	// the segments the greedy search could not settle.

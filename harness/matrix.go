@@ -12,6 +12,7 @@ import (
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -131,7 +132,7 @@ func (m *Matrix) layout() (*reports.Index, []matrixRun) {
 		for _, k := range m.Kinds {
 			for _, c := range m.Clients {
 				for _, f := range m.Faults {
-					cell := reports.IndexCell{Server: b.Name, Topology: string(k), Client: c, Fault: f}
+					cell := reports.IndexCell{Server: b.Name, Topology: string(k), Client: c, Fault: f, Expected: ExpectedOutcome(c, f)}
 					fault, err := fault.Lookup(f)
 					switch {
 					case err != nil:
@@ -160,6 +161,21 @@ func (m *Matrix) layout() (*reports.Index, []matrixRun) {
 		}
 	}
 	return idx, runs
+}
+
+// ExpectedOutcome is what a cell of client under fault must show, when
+// lockcheck knows: under a fault that hands one lock to two clients by
+// design (fault.HandsLockTwice), a built-in client that draws fences
+// shows the double holder its fence stopped, any other built-in client a
+// violation. Elsewhere, and for an external adapter, nothing is expected.
+func ExpectedOutcome(client, faultName string) reports.CellOutcome {
+	if !fault.HandsLockTwice(faultName) || !lockclient.Known(client) || strings.HasPrefix(client, lockclient.ExternalPrefix) {
+		return ""
+	}
+	if lockclient.DrawsFences(client) {
+		return reports.CellFenced
+	}
+	return reports.CellViolated
 }
 
 // RunSeed derives a run's seed from the matrix's seed and the run's

@@ -154,7 +154,7 @@ func setVersion(idx *reports.Index, cell *reports.IndexCell) {
 
 func cellLine(c *reports.IndexCell) string {
 	s := c.Text()
-	if c.Reason != "" && c.Outcome != reports.CellInterrupted {
+	if c.Reason != "" && c.Outcome != reports.CellInterrupted && c.Outcome != reports.CellNotReproduced {
 		s += " (" + c.Reason + ")"
 	}
 	return s

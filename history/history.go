@@ -82,6 +82,11 @@ type Fault struct {
 	// came from that node, which explanations say.
 	Promoted   string `json:"promoted,omitempty"`
 	PromotedAt int64  `json:"promoted_at,omitempty"`
+	// Unmet, when set, says why the fault could not make its moment (a
+	// lock on the primary alone, a second holder within the first's
+	// lease): a run that shows nothing then did not reproduce the race,
+	// and its verdict says so instead of safe.
+	Unmet string `json:"unmet,omitempty"`
 	// Nodes, for a step of a rolling upgrade, is every server as the step
 	// left it.
 	Nodes []NodeState `json:"nodes,omitempty"`

@@ -207,6 +207,17 @@ func (r *Recorder) FaultPromoted(i int, node string) {
 	}
 }
 
+// FaultUnmet records, in fault window i, why the fault could not make
+// its moment.
+func (r *Recorder) FaultUnmet(i int, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= 0 && i < len(r.faults) {
+		r.faults[i].Unmet = why
+		r.streamFault(i)
+	}
+}
+
 // FaultNodes records, in fault window i, the servers as the step it
 // stands for left them.
 func (r *Recorder) FaultNodes(i int, nodes []NodeState) {

@@ -22,6 +22,9 @@ const (
 	CellStale CellOutcome = "stale-writes"
 	// CellViolated: at least one check failed.
 	CellViolated CellOutcome = "violated"
+	// CellNotReproduced: no check failed, but the fault could not make
+	// its moment or the run ended before its aftermath (Reason says which).
+	CellNotReproduced CellOutcome = "not reproduced"
 	// CellUnknown: no check failed but one could not decide.
 	CellUnknown CellOutcome = "unknown"
 	// CellUnavailable: the build's image cannot be had here.
@@ -41,7 +44,7 @@ const (
 )
 
 // CellOutcomes lists the outcomes in the order the legend shows them.
-var CellOutcomes = []CellOutcome{CellSafe, CellFenced, CellStale, CellViolated, CellUnknown, CellUnavailable, CellNA, CellError, CellInterrupted, CellNotRun, CellOtherShard}
+var CellOutcomes = []CellOutcome{CellSafe, CellFenced, CellStale, CellViolated, CellNotReproduced, CellUnknown, CellUnavailable, CellNA, CellError, CellInterrupted, CellNotRun, CellOtherShard}
 
 // Label is the outcome's text in a cell.
 func (o CellOutcome) Label() string {
@@ -65,6 +68,8 @@ func (o CellOutcome) Class() string {
 		return "notrun"
 	case CellOtherShard:
 		return "othershard"
+	case CellNotReproduced:
+		return "notreproduced"
 	}
 	return string(o)
 }
@@ -78,8 +83,13 @@ type IndexCell struct {
 	Outcome  CellOutcome `json:"outcome"`
 	// Failed names a violated run's failed checks with their counts.
 	Failed []string `json:"failed,omitempty"`
-	// Reason says why a cell is unavailable, n/a, error or not run.
+	// Reason says why a cell is unavailable, n/a, error, not run or not
+	// reproduced.
 	Reason string `json:"reason,omitempty"`
+	// Expected, when set, is the outcome the cell's client and fault
+	// should show (a race fault: VIOLATED unfenced, the fence's stop
+	// fenced); AsExpected compares.
+	Expected CellOutcome `json:"expected,omitempty"`
 	// Dir is the run's folder and Link its report page, both relative to
 	// the index.
 	Dir  string `json:"dir,omitempty"`
@@ -121,6 +131,9 @@ func (c *IndexCell) SetResult(rr RunResult, interrupted bool) {
 	fence, _ := rr.Checks.Find(checker.Fence)
 	c.Fenced = fence.Status != "" && fence.Status != checker.Skipped
 	c.Summary, c.Reason = verdictSummary(rr), ""
+	if c.Outcome == CellNotReproduced {
+		c.Reason = strings.Join(rr.NotReproduced, "; ")
+	}
 	if interrupted && c.Outcome != CellViolated {
 		c.Outcome = CellInterrupted
 		c.Reason = "stopped before its end; so far: " + c.Summary
@@ -151,8 +164,19 @@ func ClassifyRun(rr RunResult) (CellOutcome, []string) {
 		return CellStale, nil
 	case checker.ClassSafe:
 		return CellSafe, nil
+	case checker.ClassNotReproduced:
+		return CellNotReproduced, nil
 	}
 	return CellUnknown, nil
+}
+
+// AsExpected says whether a cell with an expectation and a finished run
+// shows it; ok is false when there is nothing to compare.
+func (c IndexCell) AsExpected() (as, ok bool) {
+	if c.Expected == "" || c.Result == nil && c.Verdict == "" {
+		return false, false
+	}
+	return c.Outcome == c.Expected, true
 }
 
 // FenceViolated reports whether the cell's run is a fenced client whose
@@ -180,6 +204,9 @@ func (c IndexCell) Text() string {
 	if c.Outcome == CellViolated && len(c.Failed) > 0 {
 		return c.Outcome.Label() + ": " + strings.Join(c.Failed, ", ")
 	}
+	if c.Outcome == CellNotReproduced && c.Reason != "" {
+		return c.Outcome.Label() + ": " + c.Reason
+	}
 	return c.Outcome.Label()
 }
 
@@ -191,6 +218,9 @@ func (c IndexCell) Title() string {
 	}
 	if c.Reason != "" {
 		parts = append(parts, c.Reason)
+	}
+	if c.Expected != "" {
+		parts = append(parts, "expected: "+c.Expected.Label())
 	}
 	if c.Replay != "" {
 		parts = append(parts, "replay: "+c.Replay)

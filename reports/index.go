@@ -1,5 +1,7 @@
 package reports
 
+import "fmt"
+
 // Index is a lockcheck matrix: one chaos run per client × fault on every
 // build × topology. WriteIndex renders it as index.html, matrix.json and
 // junit.xml.
@@ -35,6 +37,36 @@ type IndexColumn struct {
 type IndexRow struct {
 	Client string `json:"client"`
 	Fault  string `json:"fault"`
+}
+
+// AsExpected counts the cells with an expectation and a finished run, and
+// those of them that show it.
+func (idx *Index) AsExpected() (as, of int) {
+	for _, c := range idx.Cells {
+		if ok, has := c.AsExpected(); has {
+			of++
+			if ok {
+				as++
+			}
+		}
+	}
+	return as, of
+}
+
+// Unexpected lists the cells with a finished run that does not show what
+// was expected, each in one line with the reason when one is known.
+func (idx *Index) Unexpected() []string {
+	var out []string
+	for _, c := range idx.Cells {
+		if ok, has := c.AsExpected(); has && !ok {
+			line := fmt.Sprintf("%s %s %s under %s: %s, expected %s", c.Server, c.Topology, c.Client, c.Fault, c.Outcome.Label(), c.Expected.Label())
+			if c.Reason != "" {
+				line += " (" + c.Reason + ")"
+			}
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // JUnit is the whole matrix as one JUnit report, one suite per cell.

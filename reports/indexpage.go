@@ -39,6 +39,10 @@ type indexGrid struct {
 	Notes  []IndexCell
 	// Unavailable lists each unavailable build once.
 	Unavailable []IndexColumn
+	// As of Of cells with an expectation show it; Unexpected says which
+	// do not, and why.
+	As, Of     int
+	Unexpected []string
 }
 
 type indexGridRow struct {
@@ -53,6 +57,8 @@ type indexTotal struct {
 
 func indexGridOf(idx *Index) indexGrid {
 	g := indexGrid{Index: idx}
+	g.As, g.Of = idx.AsExpected()
+	g.Unexpected = idx.Unexpected()
 	col := map[[2]string]int{}
 	for i, c := range idx.Columns {
 		col[[2]string{c.Server, c.Topology}] = i
@@ -100,6 +106,7 @@ td.cell a{color:inherit}
 .stale-writes{background:#e8e2f5}
 .violated{background:#f5b5b5;font-weight:600}
 .unknown{background:#dccdf0}
+.notreproduced{background:#f3e1c4}
 .unavailable{background:#fff;color:#999}
 .na{background:#f2f2f2;color:#999}
 .error{background:#ffc98f}
@@ -113,17 +120,19 @@ dt{font-weight:600}
 <h1>lockcheck matrix</h1>
 <p>Generated {{.Generated}}; seed {{.Seed}}, {{.Duration}} per run, TTL {{.TTL}}, {{.Elapsed}} in all.{{if .Shards}} Shard {{if .Shard}}{{.Shard}} of {{.Shards}}{{else}}merged from {{.Shards}} shards{{end}}.{{end}}{{if not .Complete}} <b>Incomplete:</b> the matrix was stopped or is still running.{{end}}
 Each cell is one run on a fresh topology with one fault; the cell links to its report. Hover a cell for its checks and the command that replays it.</p>
+{{if .Of}}<p id="expected"><b>As expected: {{.As}} of {{.Of}}</b> cells with an expected outcome (a fault that hands one lock to two clients: VIOLATED without a fence, double holder stopped by fence with one).{{if .Unexpected}} Not as expected:</p><ul>{{range .Unexpected}}<li>{{.}}</li>{{end}}</ul>{{else}}</p>{{end}}{{end}}
 <p class="legend">{{range .Totals}}<span class="{{.Outcome.Class}}">{{.Outcome.Label}}: {{.N}}</span>{{end}}</p>
 <table id="matrix">
 <thead><tr><th>client</th><th>fault</th>{{range .Columns}}<th class="col" title="{{.Reason}}">{{.Server}}{{if .Version}} ({{.Version}}){{end}}<br>{{.Topology}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr><th>{{.Client}}</th><th>{{.Fault}}</th>{{range .Cells}}{{if .}}<td class="cell {{.Outcome.Class}}" data-outcome="{{.Outcome}}" data-server="{{.Server}}" data-topology="{{.Topology}}" data-client="{{.Client}}" data-fault="{{.Fault}}" title="{{.Title}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{else}}<td class="cell none">·</td>{{end}}{{end}}</tr>
+{{range .Rows}}<tr><th>{{.Client}}</th><th>{{.Fault}}</th>{{range .Cells}}{{if .}}<td class="cell {{.Outcome.Class}}" data-outcome="{{.Outcome}}" data-server="{{.Server}}" data-topology="{{.Topology}}" data-client="{{.Client}}" data-fault="{{.Fault}}" title="{{.Title}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{if .Expected}}{{if ne .Outcome .Expected}}{{if .Verdict}}<br><small>expected: {{.Expected.Label}}</small>{{end}}{{end}}{{end}}</td>{{else}}<td class="cell none">·</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table>
 <dl>
 <dt>safe</dt><dd>every check passed.</dd>
 <dt>double holder stopped by fence</dt><dd>a fenced client: two clients believed they held the lock at once (allowed), and the resource refused the stale holder's writes (fence check passed).</dd>
 <dt>stale writes (unfenced)</dt><dd>an unfenced holder that stalled past its lease wrote late and no two clients believed they held at once: what a correct lock without fences shows in the default workload (the default gate, lock-correct, allows it); only a fence stops it.</dd>
 <dt>VIOLATED</dt><dd>the checks named in the cell failed: see the run's report. For the unfenced native client under failover this is the expected finding.</dd>
+<dt>not reproduced</dt><dd>no check failed, but the fault could not make its moment (a lock on the primary alone, a second holder within the first one's lease) or the run ended before its aftermath: the run proves nothing about the fault. The cell says why.</dd>
 <dt>unknown</dt><dd>no check failed, but one could not decide.</dd>
 <dt>unavailable, n/a</dt><dd>no run: the build's image cannot be had here, or the fault does not fit the topology (or the build lacks a command the client needs). Hover for the reason.</dd>
 </dl>

@@ -29,6 +29,10 @@ type RunResult struct {
 	Clients    int             `json:"clients"`
 	Keys       int             `json:"keys"`
 	Checks     checker.Checks  `json:"checks"`
+	// NotReproduced says why the run's faults did not get to show
+	// anything (a fault that could not make its moment, an aftermath cut
+	// short): the verdict is then unknown, not safe.
+	NotReproduced []string `json:"not_reproduced,omitempty"`
 	// Coverage is what the workload exercised (holds, contended
 	// acquires, extends, stalls, pauses, fault steps), and whether the
 	// run ended early for having covered its goal.
@@ -56,7 +60,7 @@ func NewRunResult(h *history.History, res *checker.Result, notes []string) RunRe
 		Verdict: res.Verdict, Class: res.Class, ExitCode: res.Verdict.ExitCode(),
 		Seed: h.Meta.Seed, Server: h.Meta.Server, Version: h.Meta.Version, Topology: h.Meta.Topology, Client: h.Meta.Client,
 		Faults: faults, Ops: res.Ops, Injected: injected, DurationMs: h.Meta.DurationNs / 1e6,
-		TTLms: h.Meta.TTLms, Clients: h.Meta.Clients, Keys: h.Meta.Keys, Coverage: h.Meta.Coverage, Checks: res.Checks, Notes: notes, Steps: Steps(h, res.Checks),
+		TTLms: h.Meta.TTLms, Clients: h.Meta.Clients, Keys: h.Meta.Keys, Coverage: h.Meta.Coverage, Checks: res.Checks, NotReproduced: res.NotReproduced, Notes: notes, Steps: Steps(h, res.Checks),
 	}
 }
 

@@ -36,6 +36,19 @@ func (s Scenario) CoverageGoal(planned int) history.Coverage {
 // holder the fault made has shown.
 func (s Scenario) CoveredAfterFaults() time.Duration { return s.WithDefaults().TTL }
 
+// Overtime is how long a run may go on past its duration for its last
+// fault step's aftermath (CoveredAfterFaults after the step ended, two
+// holds): a fault that waits for its moment must not end up with a run
+// that ends before the race could show. At most the duration again; none
+// without faults. A run cut short by it says so in its verdict (the
+// checker's not-reproduced class).
+func (s Scenario) Overtime() time.Duration {
+	if len(s.Faults) == 0 && len(s.Events) == 0 {
+		return 0
+	}
+	return s.WithDefaults().Duration
+}
+
 // covers says whether c has everything goal asks for.
 func covers(c, goal history.Coverage) bool {
 	return c.Holds >= goal.Holds && c.Contended >= goal.Contended && c.Extends >= goal.Extends &&
@@ -52,6 +65,15 @@ type coverageWatch struct {
 	faultsOver time.Time
 	holdsThen  int64
 	cov        history.Coverage
+}
+
+// aftermathSeen says every planned fault step is over, a lease ago or
+// more, with two holds since: what a run past its duration waits for.
+func (c *coverageWatch) aftermathSeen(now time.Time) bool {
+	if c.goal.Planned == 0 {
+		return true
+	}
+	return !c.faultsOver.IsZero() && now.Sub(c.faultsOver) >= c.after && c.cov.HoldsAfterFaults >= c.goal.HoldsAfterFaults
 }
 
 // update takes the workload's counters now and says whether the goal is

@@ -83,6 +83,7 @@ func (wk *worker) acquire(ctx context.Context, p Plan) (lockclient.Result, bool)
 		})
 		if r.Outcome == history.OK {
 			wk.cnt.acquired.Add(1)
+			wk.w.Freezer.Landed(wk.id)
 			return r, true
 		}
 		if r.Outcome == history.Fail {
@@ -206,6 +207,7 @@ func (wk *worker) stallFor(p Plan) time.Duration {
 // write sends one write to the resource and says whether it was accepted;
 // a rejected write means a newer holder wrote, so the work stops.
 func (wk *worker) write(key string, held lockclient.Result) bool {
+	wk.w.Freezer.Wait(wk.id)
 	okWrite := wk.res.Write(Write{Client: wk.cid, Worker: wk.id, Key: key, Token: held.Token, Fence: held.Fence, HasFence: held.HasFence})
 	wk.cnt.writes.Add(1)
 	wk.cnt.ops.Add(1)
@@ -220,6 +222,7 @@ func (wk *worker) write(key string, held lockclient.Result) bool {
 // leaves no spurious Unknowns.
 func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, f func(context.Context) lockclient.Result) lockclient.Result {
 	rec := wk.w.Recorder
+	wk.w.Freezer.Wait(wk.id) // a fault's race holds this holder here
 	pause := wk.pauseFor(kind)
 	call := rec.Begin(wk.cid)
 	ctx, cancel := wk.slow(pause)
@@ -275,6 +278,9 @@ func (wk *worker) slow(p *lockclient.Pause) (context.Context, context.CancelFunc
 // work does: the fault freezes a holder inside a lock call as well.
 func (wk *worker) pauseFor(kind history.Kind) *lockclient.Pause {
 	p := wk.plan
+	if kind == history.Acquire && wk.w.Freezer.Racing() {
+		return nil // a fault's race wants its acquires to return as the server answers
+	}
 	if p.Pause > 0 && p.PauseIn == kind && (kind != history.Extend || wk.extends == p.PauseAt) {
 		// an adapter's deadline is the harness's, not its library's: it is
 		// frozen inside the call instead

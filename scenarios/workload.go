@@ -148,8 +148,10 @@ func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *R
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	if w.Duration > 0 {
+		// The bound: a run waits at most its duration again for its last
+		// fault step's aftermath (Overtime).
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, w.Duration)
+		ctx, cancel = context.WithTimeout(ctx, w.Duration+w.Overtime())
 		defer cancel()
 	}
 	ctx, endCovered := context.WithCancel(ctx)
@@ -189,9 +191,13 @@ func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *R
 			if w.Progress != nil {
 				w.Progress(st)
 			}
-			if watch.update(st, time.Now()) && w.UntilCovered && !watch.cov.Covered {
+			now := time.Now()
+			if watch.update(st, now) && w.UntilCovered && !watch.cov.Covered {
 				watch.cov.Covered = true
 				w.Log.Info("ending the run: its coverage goal is met (--until-covered)", "coverage", watch.cov.String())
+				endCovered()
+			}
+			if w.Duration > 0 && now.Sub(start) >= w.Duration && watch.aftermathSeen(now) {
 				endCovered()
 			}
 		}

@@ -96,7 +96,10 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "matrix: interrupted after %s: %s shows the runs that finished\n", time.Since(begin).Round(time.Second), filepath.Join(m.Out, "index.html"))
 	}
-	fmt.Fprintf(stdout, "%s in %s: %s\n", totals(idx), time.Since(begin).Round(time.Second), filepath.Join(m.Out, "index.html"))
+	fmt.Fprintf(stdout, "%s%s in %s: %s\n", totals(idx), expected(idx), time.Since(begin).Round(time.Second), filepath.Join(m.Out, "index.html"))
+	for _, u := range idx.Unexpected() {
+		fmt.Fprintf(stdout, "  not as expected: %s\n", u)
+	}
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -116,6 +119,16 @@ func totals(idx *reports.Index) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// expected is the totals line's "; as expected N of M" for the cells with
+// an expected outcome, or nothing when none has one.
+func expected(idx *reports.Index) string {
+	as, of := idx.AsExpected()
+	if of == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; as expected %d of %d", as, of)
 }
 
 // matrixExit is a finished matrix's exit code (see matrixDoc): 1 when a

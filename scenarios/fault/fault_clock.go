@@ -5,18 +5,23 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
 // ClockJump moves the key's primary's wall clock forward by twice the TTL
-// for a while: every lease on it expires at once, while its holders still
-// believe they hold it. Then the clock goes back. It jumps right after a
-// client acquired a lock on that primary, so the holder is at the start of
-// its work and the others, still polling, find the lock free: a lease set
-// after the jump is measured on the jumped clock and does not end early.
-// Stopped early (ctx ended), it puts the clock back and returns nil.
-var ClockJump Fault = clockJump{faultBase{"clock-jump", anyKind, "moves the key's primary's wall clock forward by 2 TTL right after an acquire there, for max(2 TTL, 2 s): its leases end at once; then the clock goes back"}}
+// right after a client acquired a lock on that primary: every lease on it
+// expires at once, while its holder still believes it holds. The holder is
+// held before its next call (race) until another worker, finding the lock
+// free, has taken it, or until its lease ends; then the clock goes back. A
+// lease set after the jump is measured on the jumped clock and does not
+// end early. When no acquire lands on the primary, or no second worker
+// takes the lock within the first one's lease, the fault window says so
+// (Unmet). Without a workload to hold (a script), the clock stays jumped
+// for max(2 TTL, 2 s). Stopped early (ctx ended), it puts the clock back
+// and returns nil.
+var ClockJump Fault = clockJump{faultBase{"clock-jump", anyKind, "moves the key's primary's wall clock forward by 2 TTL right after an acquire there, so its leases end at once, and holds that holder until a second one takes the lock (at most its lease); then the clock goes back"}}
 
 type clockJump struct{ faultBase }
 
@@ -30,14 +35,36 @@ func (f clockJump) Inject(ctx context.Context, env Env) error {
 		q, err := env.Topo.Primary(ctx, key)
 		return err == nil && q == p
 	}
-	awaitAcquire(ctx, env, onPrimary, max(2*env.TTL, 5*time.Second))
-	end := env.window(f.name, p, "+"+jump.String())
+	limit := max(2*env.TTL, 5*time.Second)
+	r := newRace(env)
+	if r == nil {
+		awaitAcquire(ctx, env, onPrimary, limit)
+	}
+	defer r.done()
+	if r != nil && !r.catch(ctx, func(op history.Op) bool { return onPrimary(op.Key) }, limit) {
+		win, end := env.openWindow(f.name, p, "+"+jump.String())
+		defer end()
+		if ctx.Err() == nil {
+			env.unmet(win, "no acquire landed on %s within %s", p.Name, limit)
+		}
+		return nil
+	}
+	win, end := env.openWindow(f.name, p, "+"+jump.String())
 	defer end()
 	defer resetClock(ctx, p)
 	if err := p.SetClockOffset(ctx, jump); err != nil && ctx.Err() == nil {
 		return err
 	}
-	pace.Hold(ctx, max(2*env.TTL, 2*time.Second))
+	if r == nil {
+		pace.Hold(ctx, max(2*env.TTL, 2*time.Second))
+		return nil
+	}
+	if waited, ok := r.second(ctx); !ok && ctx.Err() == nil {
+		env.unmet(win, "no other worker took %s within the first holder's lease (%s after the jump)", r.first.Key, waited.Round(100*time.Millisecond))
+	}
+	// The second holder's lease was set on the jumped clock: a moment
+	// more on it, then the clock goes back.
+	pace.Hold(ctx, time.Second)
 	return nil
 }
 

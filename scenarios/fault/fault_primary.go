@@ -8,63 +8,101 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// KillPrimary is the article's failover race, made likely by design:
+// KillPrimary is the article's failover race, made certain by design:
 // the workload's acquires are held back and its holder hurried (its
-// Gate) until the key is free on the primary and its replicas,
-// replication to every replica is stalled (each replica drops the
-// packets of its primary: pausing the process would not do, since the
-// kernel still buffers the stream for it), the acquires go on, and the
-// fault SIGKILLs the primary right after the first lock taken there: a lock only the primary has. Sentinel or the
-// cluster promotes a replica that never saw it and holds no copy of an
-// older lock either, so the first client to try on the new primary takes
-// the same lock. Without a gate (a scripted run) the fault waits instead
-// until the replicas' copy of the last lock has expired. The killed node
-// comes back empty, or with its AOF when the run turns AOF on, and rejoins
-// as a replica.
-var KillPrimary Fault = killPrimary{faultBase{"kill-primary", failsOver, "holds the acquires back until the key is free everywhere, cuts replication, and SIGKILLs the key's primary right after the next acquire: a replica that never saw the lock is promoted; the killed node comes back (empty, or with its AOF) as a replica"}}
+// Gate) until the key is free on the primary and its replicas (within a
+// lease: a stalled holder's lease ends by then), replication to every
+// replica is stalled (each replica drops the packets of its primary:
+// pausing the process would not do, since the kernel still buffers the
+// stream for it), the acquires go on, and the fault SIGKILLs the primary
+// right after the first lock taken there: a lock only the primary has.
+// Its holder is held before its next call (race) until a second worker
+// has taken the same lock from the promoted replica, which never saw it,
+// or until its lease ends. Where a step cannot be had within its bound
+// (the key never free, no lock on the primary alone, no second holder in
+// the first one's lease), the fault window says so (Unmet) and the
+// verdict says the race was not reproduced. Without a gate (a scripted
+// run) the fault waits instead until the replicas' copy of the last lock
+// has expired, and the script plays the acquires. The killed node comes
+// back empty, or with its AOF when the run turns AOF on, and rejoins as a
+// replica.
+var KillPrimary Fault = killPrimary{faultBase{"kill-primary", failsOver, "holds the acquires back until the key is free everywhere (at most a lease), cuts replication, SIGKILLs the key's primary right after the next acquire and holds that holder until a second one takes the lock from the promoted replica (at most its lease); the killed node comes back (empty, or with its AOF) as a replica"}}
 
 type killPrimary struct{ faultBase }
 
+const killDetail = "replication cut off until a lock exists on the primary alone"
+
 func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
-	const detail = "replication cut off until a lock exists on the primary alone"
-	win, end := -1, func() {}
-	defer func() { end() }()
-	free := false
-	if env.Gate != nil {
-		// The window opens as the fault starts holding acquires back.
-		win, end = env.openWindow(f.name, nil, detail)
-		env.Gate.shut()
-		defer env.Gate.reopen()
-		free = awaitFree(ctx, env.Topo, env.Key, max(2*env.TTL, 5*time.Second))
-	}
-	// Stall replication everywhere a lock may land: the replicas of every
-	// primary (one primary in Sentinel, three in a cluster), all at once.
-	var cuts []cut
-	for _, n := range env.Topo.Servers() {
-		if r, err := n.Role(ctx); err == nil && r == topology.RolePrimary {
-			cuts = append(cuts, cutsOf(ctx, env.Topo, n)...)
-		}
-	}
-	replicas := cutAll(ctx, cuts)
-	env.Log.Info("replication cut", "replicas", len(replicas), "key_free", free)
 	if env.Gate == nil {
-		// A script acquires once the window opens: only after the cut.
-		win, end = env.openWindow(f.name, nil, detail)
+		return f.scripted(ctx, env)
 	}
-	paused := replicas
-	defer func() {
-		cctx, cancel := cleanup(ctx)
-		defer cancel()
-		err = errors.Join(err, healAll(cctx, paused))
-	}()
-	if env.From == 0 {
-		env.From = env.Rec.Now() // the acquires the gate let go count
+	// The window opens as the fault starts holding acquires back.
+	win, end := env.openWindow(f.name, nil, killDetail)
+	defer end()
+	env.Gate.shut()
+	defer env.Gate.reopen()
+	limit := env.TTL + 2*time.Second
+	if !awaitFree(ctx, env.Topo, env.Key, limit) {
+		if ctx.Err() == nil {
+			env.unmet(win, "%s was still held on its primary or a replica %s after the acquires were held back", env.Key, limit)
+		}
+		return nil
 	}
+	replicas, heal := cutReplication(ctx, env)
+	defer func() { err = errors.Join(err, heal()) }()
+	if len(replicas) == 0 {
+		env.unmet(win, "no replica could be cut off from its primary")
+		return nil
+	}
+	r := newRace(env)
+	defer r.done()
 	env.Gate.reopen()
+	caught := r.catch(ctx, func(op history.Op) bool {
+		return absentOnReplicas(ctx, env.Topo, replicas, op.Key)
+	}, limit)
+	if !caught {
+		if ctx.Err() == nil {
+			env.unmet(win, "no acquire landed on the primary alone within %s of the replication cut", limit)
+		}
+		return nil
+	}
+	key := r.first.Key
+	old, err := f.kill(ctx, env, win, key, len(replicas), true)
+	if err != nil {
+		return err
+	}
+	if err := heal(); err != nil {
+		return err
+	}
+	np, perr := newPrimary(ctx, env.Topo, key, old, 30*time.Second)
+	if perr == nil {
+		env.Rec.FaultPromoted(win, np.Name)
+		if waited, ok := r.second(ctx); !ok && ctx.Err() == nil {
+			env.unmet(win, "no other worker took %s from %s within the first holder's lease (%s after the promotion)", key, np.Name, waited.Round(100*time.Millisecond))
+		}
+	} else {
+		r.done()
+		env.unmet(win, "%v", perr)
+	}
+	return errors.Join(perr, f.rejoin(ctx, env, old))
+}
+
+// scripted is kill-primary in a script: the cut first, then the window
+// (a script acquires once it opens), then the kill after the script's
+// acquire once the replicas' copy of any older lock is gone.
+func (f killPrimary) scripted(ctx context.Context, env Env) (err error) {
+	replicas, heal := cutReplication(ctx, env)
+	defer func() { err = errors.Join(err, heal()) }()
+	win, end := env.openWindow(f.name, nil, killDetail)
+	defer end()
+	if env.From == 0 {
+		env.From = env.Rec.Now()
+	}
 	// The lock must be new to the replicas: a key they still hold from
 	// before the cut (the previous holder's, released on the primary
 	// alone) would keep the lock taken after the failover.
@@ -74,33 +112,68 @@ func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
 	if !landed {
 		key = env.Key
 	}
-	old, err := env.Topo.Primary(ctx, key)
+	old, err := f.kill(ctx, env, win, key, len(replicas), landed)
 	if err != nil {
-		return fmt.Errorf("kill-primary: %w", err)
-	}
-	if err := old.Kill(ctx); err != nil {
 		return err
 	}
-	env.Log.Info("killed primary", "node", old.Name, "key", key, "after_acquire", landed)
-	env.Rec.FaultTarget(win, old.Name, fmt.Sprintf("%d replicas cut off with %s free everywhere (%v); SIGKILL after an acquire of %s (landed: %v)",
-		len(replicas), env.Key, free, key, landed))
-	cctx, cancel := cleanup(ctx)
-	err = healAll(cctx, paused)
-	cancel()
-	paused = nil
-	if err != nil {
+	if err := heal(); err != nil {
 		return err
 	}
 	np, perr := newPrimary(ctx, env.Topo, key, old, 30*time.Second)
 	if perr == nil {
 		env.Rec.FaultPromoted(win, np.Name)
 	}
-	cctx, cancel = cleanup(ctx)
-	defer cancel()
-	if rerr := old.Restart(cctx, env.AOF); rerr != nil {
-		return errors.Join(perr, rerr)
+	return errors.Join(perr, f.rejoin(ctx, env, old))
+}
+
+// kill SIGKILLs key's primary and names it in window win.
+func (f killPrimary) kill(ctx context.Context, env Env, win int, key string, cut int, landed bool) (*topology.Node, error) {
+	old, err := env.Topo.Primary(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("kill-primary: %w", err)
 	}
-	return errors.Join(perr, awaitRole(cctx, old, topology.RoleReplica, 30*time.Second))
+	if err := old.Kill(ctx); err != nil {
+		return nil, err
+	}
+	env.Log.Info("killed primary", "node", old.Name, "key", key, "after_acquire", landed)
+	env.Rec.FaultTarget(win, old.Name, fmt.Sprintf("%d replicas cut off; SIGKILL after an acquire of %s (landed: %v)", cut, key, landed))
+	return old, nil
+}
+
+// rejoin restarts the killed node (with its AOF when the run has one) and
+// waits until it serves as a replica.
+func (f killPrimary) rejoin(ctx context.Context, env Env, old *topology.Node) error {
+	cctx, cancel := cleanup(ctx)
+	defer cancel()
+	if err := old.Restart(cctx, env.AOF); err != nil {
+		return err
+	}
+	return awaitRole(cctx, old, topology.RoleReplica, 30*time.Second)
+}
+
+// cutReplication stalls replication everywhere a lock may land: the
+// replicas of every primary (one primary in Sentinel, three in a
+// cluster), all at once. It returns the replicas cut off and the function
+// that heals them (once; also after ctx ended).
+func cutReplication(ctx context.Context, env Env) ([]*topology.Node, func() error) {
+	var cuts []cut
+	for _, n := range env.Topo.Servers() {
+		if r, err := n.Role(ctx); err == nil && r == topology.RolePrimary {
+			cuts = append(cuts, cutsOf(ctx, env.Topo, n)...)
+		}
+	}
+	replicas := cutAll(ctx, cuts)
+	env.Log.Info("replication cut", "replicas", len(replicas))
+	healed := false
+	return replicas, func() error {
+		if healed {
+			return nil
+		}
+		healed = true
+		cctx, cancel := cleanup(ctx)
+		defer cancel()
+		return healAll(cctx, replicas)
+	}
 }
 
 // awaitFree waits until key is on neither its primary nor any replica of

@@ -3,23 +3,41 @@ package fault
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
 )
 
-// Freezer hands a pause to the first lock holder that asks for it, between
-// two steps of its work or as it calls extend or release: the pause-client
-// fault freezes one holder, as a long garbage-collection pause would, and
-// the holder goes on when it wakes up.
+// Freezer reaches the workload's lock holders from a fault. It freezes
+// them in two ways:
+//   - a pause of fixed length, handed to the first holder that asks for it
+//     between two steps of its work or as it calls extend or release: the
+//     pause-client fault, as a long garbage-collection pause would;
+//   - a hold of the next holder whose acquire succeeds, kept until the
+//     fault lets go: kill-primary and clock-jump hold the first holder of
+//     their race before its next call or write, so that it still believes
+//     when a second worker takes the same lock, however the machine's
+//     timing goes (see race).
+//
+// While a hold is armed or kept, acquires run without the plan's pause
+// inside them (Racing): the race's acquires return as soon as the server
+// answers, or a frozen acquire would return after the lease it took.
 type Freezer struct {
 	pending atomic.Int64
 	taken   chan int
+
+	mu     sync.Mutex
+	armed  bool
+	held   map[int]chan struct{}
+	landed chan int
 }
 
-// NewFreezer makes a Freezer with no pause pending.
-func NewFreezer() *Freezer { return &Freezer{taken: make(chan int, 1)} }
+// NewFreezer makes a Freezer with no pause pending and no hold.
+func NewFreezer() *Freezer {
+	return &Freezer{taken: make(chan int, 1), held: map[int]chan struct{}{}, landed: make(chan int, 1)}
+}
 
 // request offers a pause of d to the next holder.
 func (f *Freezer) request(d time.Duration) { f.pending.Store(int64(d)) }
@@ -40,6 +58,92 @@ func (f *Freezer) Take(worker int) time.Duration {
 		}
 	}
 	return time.Duration(d)
+}
+
+// arm makes the next worker to report an acquire (Landed) held.
+func (f *Freezer) arm() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed = true
+	select { // a worker landed before and let go since is no news
+	case <-f.landed:
+	default:
+	}
+}
+
+// disarm withdraws an armed hold nobody took.
+func (f *Freezer) disarm() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed = false
+}
+
+// Landed tells the Freezer that worker's acquire returned OK. With a hold
+// armed, the worker is held from now on, until the fault lets it go.
+func (f *Freezer) Landed(worker int) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.armed {
+		return
+	}
+	f.armed = false
+	f.held[worker] = make(chan struct{})
+	f.landed <- worker
+}
+
+// awaitLanded waits for the worker an armed hold caught, or limit.
+func (f *Freezer) awaitLanded(ctx context.Context, limit time.Duration) (int, bool) {
+	select {
+	case w := <-f.landed:
+		return w, true
+	case <-time.After(limit):
+	case <-ctx.Done():
+	}
+	f.disarm()
+	select { // caught just as the wait ended
+	case w := <-f.landed:
+		return w, true
+	default:
+		return 0, false
+	}
+}
+
+// release lets a held worker go on.
+func (f *Freezer) release(worker int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ch, ok := f.held[worker]; ok {
+		close(ch)
+		delete(f.held, worker)
+	}
+}
+
+// Wait returns once worker is not held: a holder calls it before each lock
+// call and write.
+func (f *Freezer) Wait(worker int) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	ch := f.held[worker]
+	f.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}
+
+// Racing says a hold is armed or kept: the workload's acquires then skip
+// their planned pause.
+func (f *Freezer) Racing() bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.armed || len(f.held) > 0
 }
 
 // PauseClient freezes one lock holder for twice the TTL in the middle of
