@@ -113,6 +113,7 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 	end := sum.end
 	keys := groupByKey(h, cs.own)
 	loss, counterLoss := newLossWindows(h, end, opts), newCounterLoss(h, end, opts)
+	clockLoss := lossWindowsOf(h, end, opts, clockFault)
 	faults := newFaultIndex(h, end)
 	tol := int64(opts.ClockTolerance)
 	byClient := !sum.workers
@@ -140,7 +141,7 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 		if opts.Majority {
 			lateGrants(h, k, tol, faults, &o.ttl)
 		} else {
-			stuck(h, k, widen(loss, satAdd(k.maxTTL, tol)), tol, faults, &o.ttl, cc)
+			stuck(h, k, stuckExcused(loss, clockLoss, k.maxTTL, tol), tol, faults, &o.ttl, cc)
 		}
 		lostLocks(h, k, faults, &o.lost)
 		rejectedCommands(h, k, faults, &o.rejected)
@@ -280,6 +281,15 @@ func widen(ws lossWindows, span int64) lossWindows {
 		out[i] = window{w.start, satAdd(w.end, span)}
 	}
 	return out
+}
+
+// stuckExcused are the instants at which a key still taken is not judged
+// stuck: each loss window and the longest lease after it (a failover may
+// keep a rolled-back lease), and after a clock fault three leases more: a
+// clock that went forward by up to two leases and back again has stretched
+// by as much every lease set while it was forward, which the server keeps.
+func stuckExcused(loss, clock lossWindows, maxTTL, tol int64) lossWindows {
+	return mergeWindows(append(widen(loss, satAdd(maxTTL, tol)), widen(clock, satAdd(3*maxTTL, tol))...))
 }
 
 // parallel calls f(0..n-1) on up to workers goroutines.

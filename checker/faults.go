@@ -53,6 +53,11 @@ func lossWindowsOf(h *history.History, end int64, opts Options, counts func(faul
 		}
 		ws = append(ws, window{f.Start, satAdd(e, int64(opts.FaultGrace))})
 	}
+	return mergeWindows(ws)
+}
+
+// mergeWindows sorts windows and joins those that meet.
+func mergeWindows(ws []window) lossWindows {
 	sort.Slice(ws, func(i, j int) bool { return ws[i].start < ws[j].start })
 	var merged lossWindows
 	for _, w := range ws {

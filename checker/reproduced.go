@@ -37,12 +37,12 @@ func notReproduced(faults []history.Fault, end int64, ttl time.Duration) []strin
 	case last.End == 0 || last.End > end:
 		why = append(why, fmt.Sprintf("the run ended while %s was still under way: its aftermath was cut short", last.Name))
 	case end-last.End < ttl.Nanoseconds():
-		from, what := last.End, "its window closed"
+		from, what := last.End, "window closed"
 		if last.PromotedAt > 0 {
-			from, what = last.PromotedAt, "the promotion"
+			from, what = last.PromotedAt, "promotion"
 		}
-		why = append(why, fmt.Sprintf("the run ended %s after %s of %s (a lease is %s): the race had no time to show",
-			seconds(end-from), what, last.Name, ttl))
+		why = append(why, fmt.Sprintf("the run ended %s after %s's %s (a lease is %s): the race had no time to show",
+			seconds(end-from), last.Name, what, ttl))
 	}
 	return why
 }

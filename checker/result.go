@@ -288,7 +288,7 @@ type Result struct {
 	// NotReproduced says why the run's faults did not get to show
 	// anything (ClassNotReproduced), when they did not.
 	NotReproduced []string `json:"not_reproduced,omitempty"`
-	Checks  Checks `json:"checks"`
+	Checks        Checks   `json:"checks"`
 	// Ops, Keys and Segments say how much was checked; Porcupine counts
 	// the segments the greedy search could not settle.
 	Ops       int `json:"ops"`

@@ -35,5 +35,8 @@ func WriteVerdict(w io.Writer, rr RunResult, dir string) {
 	if rr.Class == checker.ClassStale {
 		fmt.Fprintf(w, "class: stale-writes: an unfenced holder wrote after its lease had ended (a stall or a pause) and no two workers believed they held at once; a correct unfenced lock cannot stop this, only a fence can\n")
 	}
+	for _, why := range rr.NotReproduced {
+		fmt.Fprintf(w, "not reproduced: %s\n", why)
+	}
 	fmt.Fprintf(w, "verdict: %s (%d ops, seed %d); report: %s\n", strings.ToUpper(string(rr.Verdict)), rr.Ops, rr.Seed, filepath.Join(dir, "report.html"))
 }

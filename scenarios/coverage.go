@@ -37,8 +37,7 @@ func (s Scenario) CoverageGoal(planned int) history.Coverage {
 func (s Scenario) CoveredAfterFaults() time.Duration { return s.WithDefaults().TTL }
 
 // Overtime is how long a run may go on past its duration for its last
-// fault step's aftermath (CoveredAfterFaults after the step ended, two
-// holds): a fault that waits for its moment must not end up with a run
+// fault step's aftermath (CoveredAfterFaults after the step ended): a fault that waits for its moment must not end up with a run
 // that ends before the race could show. At most the duration again; none
 // without faults. A run cut short by it says so in its verdict (the
 // checker's not-reproduced class).
@@ -68,12 +67,13 @@ type coverageWatch struct {
 }
 
 // aftermathSeen says every planned fault step is over, a lease ago or
-// more, with two holds since: what a run past its duration waits for.
+// more: what a run past its duration waits for, and what the checker asks
+// of a run that shows nothing (checker.ClassNotReproduced).
 func (c *coverageWatch) aftermathSeen(now time.Time) bool {
 	if c.goal.Planned == 0 {
 		return true
 	}
-	return !c.faultsOver.IsZero() && now.Sub(c.faultsOver) >= c.after && c.cov.HoldsAfterFaults >= c.goal.HoldsAfterFaults
+	return !c.faultsOver.IsZero() && now.Sub(c.faultsOver) >= c.after
 }
 
 // update takes the workload's counters now and says whether the goal is

@@ -38,6 +38,9 @@ type worker struct {
 	// woke says the last call was frozen inside (its pause taken): a
 	// fenced holder writes as soon as it is back, as after a stall.
 	woke bool
+	// done closes when the run ends: a client frozen inside a call wakes
+	// then, so the run does not wait out its pause.
+	done <-chan struct{}
 }
 
 func (wk *worker) run(ctx context.Context) {
@@ -207,7 +210,7 @@ func (wk *worker) stallFor(p Plan) time.Duration {
 // write sends one write to the resource and says whether it was accepted;
 // a rejected write means a newer holder wrote, so the work stops.
 func (wk *worker) write(key string, held lockclient.Result) bool {
-	wk.w.Freezer.Wait(wk.id)
+	wk.w.Freezer.Wait(wk.id, wk.done)
 	okWrite := wk.res.Write(Write{Client: wk.cid, Worker: wk.id, Key: key, Token: held.Token, Fence: held.Fence, HasFence: held.HasFence})
 	wk.cnt.writes.Add(1)
 	wk.cnt.ops.Add(1)
@@ -222,7 +225,7 @@ func (wk *worker) write(key string, held lockclient.Result) bool {
 // leaves no spurious Unknowns.
 func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, f func(context.Context) lockclient.Result) lockclient.Result {
 	rec := wk.w.Recorder
-	wk.w.Freezer.Wait(wk.id) // a fault's race holds this holder here
+	wk.w.Freezer.Wait(wk.id, wk.done) // a fault's race holds this holder here
 	pause := wk.pauseFor(kind)
 	call := rec.Begin(wk.cid)
 	ctx, cancel := wk.slow(pause)
@@ -234,7 +237,7 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 	}
 	ret := rec.Now()
 	if pause != nil && pause.Fault && pause.Take() {
-		time.Sleep(pause.For) // frozen right after the call instead
+		pause.Sleep() // frozen right after the call instead
 	}
 	wk.woke = pause != nil && pause.Taken()
 	if wk.woke {
@@ -267,7 +270,7 @@ func (wk *worker) slow(p *lockclient.Pause) (context.Context, context.CancelFunc
 		return context.Background(), func() {}
 	}
 	ctx, cancel := lockclient.WithTimeout(context.Background(), SlowDeadline(wk.w.Scenario))
-	time.Sleep(p.For)
+	p.Sleep()
 	return ctx, cancel
 }
 
@@ -285,11 +288,15 @@ func (wk *worker) pauseFor(kind history.Kind) *lockclient.Pause {
 		// an adapter's deadline is the harness's, not its library's: it is
 		// frozen inside the call instead
 		before := p.PauseSlow && !strings.HasPrefix(wk.w.Client, lockclient.ExternalPrefix)
-		return &lockclient.Pause{For: p.Pause, After: p.PauseAfter, Before: before}
+		pause := &lockclient.Pause{For: p.Pause, After: p.PauseAfter, Before: before, Wake: wk.done}
+		if kind == history.Acquire {
+			pause.Cut = wk.w.Freezer.Armed()
+		}
+		return pause
 	}
 	if kind != history.Acquire {
 		if f := wk.w.Freezer.Take(wk.id); f > 0 {
-			return &lockclient.Pause{For: f, Fault: true}
+			return &lockclient.Pause{For: f, Fault: true, Wake: wk.done}
 		}
 	}
 	return nil

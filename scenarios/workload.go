@@ -161,7 +161,7 @@ func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *R
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, c := range clients {
-		wk := &worker{id: i, client: c, cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i), obs: obs}
+		wk := &worker{id: i, client: c, cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i), obs: obs, done: ctx.Done()}
 		if obs != nil {
 			wk.ocid = w.Recorder.NewClient()
 		}

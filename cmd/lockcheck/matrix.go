@@ -48,7 +48,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	faults := fs.String("faults", "kill-primary,clock-jump", "comma-separated faults, one per run: "+strings.Join(fault.Names(), ", "))
 	expect := fs.String("expect", "", "exit 0 or 1 by this expectation of every run alone: lock-correct, safe or fence-holds (default: 1 only for a fenced client's stale write)")
 	stop := fs.Bool("stop-on-violation", false, "end each run at its first violation the client's options do not allow (its verdict is then known)")
-	duration := fs.Duration("duration", 40*time.Second, "how long each run's workload runs (a fenced run needs its failover and a stale write after it: 40s with a 15s TTL)")
+	duration := fs.Duration("duration", 30*time.Second, "how long each run's workload runs at least: one fault step, and the run goes on past it until a lease after the step ended (at most as long again)")
 	seed := fs.Int64("seed", 1, "the matrix's seed; each run derives its own from it and its combination")
 	ttl := fs.Duration("ttl", scenarios.Scenario{}.WithDefaults().TTL, "lease asked for by every acquire and extend")
 	shard := fs.String("shard", "", "I/N: run only the I-th of N parts of the matrix (same seeds as the whole; lockcheck merge joins the parts' folders)")

@@ -53,7 +53,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.Fenced, "fenced", false, "the external adapter draws fences: the resource checks them")
 	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(fault.Names(), ", "))
 	fs.Var(&f.faultAt, "fault-at", "FAULT@OFFSET[@KEY]: inject FAULT at OFFSET from the start, on KEY's primary (default the first key); repeatable; replaces the seed's fault schedule (lockcheck shrink writes these)")
-	fs.DurationVar(&s.Duration, "duration", d.Duration, "how long the workload runs")
+	fs.DurationVar(&s.Duration, "duration", d.Duration, "how long the workload runs; with faults it goes on until a lease after the last fault step ended, at most as long again, and says when that bound cut it short")
 	fs.BoolVar(&s.UntilCovered, "until-covered", false, "end the run once it covered its goal (20 holds, 10 contended acquires, extends, stalls and pauses where the workload has them, every fault step over and the lock handed out after the last), --duration then only its bound; what it covered is in result.json")
 	fs.Int64Var(&s.Seed, "seed", 0, "seed for the workload's choices and the fault schedule (0: pick one and print it)")
 	fs.IntVar(&s.Clients, "clients", d.Clients, "logical clients")

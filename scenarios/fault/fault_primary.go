@@ -41,13 +41,17 @@ func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
 	if env.Gate == nil {
 		return f.scripted(ctx, env)
 	}
-	// The window opens as the fault starts holding acquires back.
+	// The fault's moment comes between two holds: it waits for the lock
+	// to be free on its primary (a release, a lease's end; at most two
+	// leases) before it acts, and its window opens as it starts holding
+	// acquires back, so the window spans the race and not a hold.
+	awaitFree(ctx, env.Topo, env.Key, false, 2*env.TTL)
 	win, end := env.openWindow(f.name, nil, killDetail)
 	defer end()
 	env.Gate.shut()
 	defer env.Gate.reopen()
 	limit := env.TTL + 2*time.Second
-	if !awaitFree(ctx, env.Topo, env.Key, limit) {
+	if !awaitFree(ctx, env.Topo, env.Key, true, limit) {
 		if ctx.Err() == nil {
 			env.unmet(win, "%s was still held on its primary or a replica %s after the acquires were held back", env.Key, limit)
 		}
@@ -176,15 +180,18 @@ func cutReplication(ctx context.Context, env Env) ([]*topology.Node, func() erro
 	}
 }
 
-// awaitFree waits until key is on neither its primary nor any replica of
-// it (its holder released it, or it expired, and replication carried
-// that), or limit passes; it says which.
-func awaitFree(ctx context.Context, t *topology.Topology, key string, limit time.Duration) bool {
+// awaitFree waits until key is not on its primary, and with replicas on
+// no replica of it either (its holder released it, or it expired, and
+// replication carried that), or limit passes; it says which.
+func awaitFree(ctx context.Context, t *topology.Topology, key string, replicas bool, limit time.Duration) bool {
 	p, err := t.Primary(ctx, key)
 	if err != nil {
 		return false
 	}
-	nodes := append([]*topology.Node{p}, replicasOf(ctx, t, p)...)
+	nodes := []*topology.Node{p}
+	if replicas {
+		nodes = append(nodes, replicasOf(ctx, t, p)...)
+	}
 	if t.Kind == topology.Cluster {
 		for _, r := range nodes[1:] {
 			r.Do(ctx, "READONLY")

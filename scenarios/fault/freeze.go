@@ -28,8 +28,10 @@ type Freezer struct {
 	pending atomic.Int64
 	taken   chan int
 
-	mu     sync.Mutex
-	armed  bool
+	mu    sync.Mutex
+	armed bool
+	// arming is closed when a hold is armed, and replaced once it is not.
+	arming chan struct{}
 	held   map[int]chan struct{}
 	landed chan int
 }
@@ -64,7 +66,11 @@ func (f *Freezer) Take(worker int) time.Duration {
 func (f *Freezer) arm() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.armed {
+		return
+	}
 	f.armed = true
+	close(f.armingLocked())
 	select { // a worker landed before and let go since is no news
 	case <-f.landed:
 	default:
@@ -75,7 +81,35 @@ func (f *Freezer) arm() {
 func (f *Freezer) disarm() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.armed = false
+	f.disarmLocked()
+}
+
+func (f *Freezer) disarmLocked() {
+	if f.armed {
+		f.armed = false
+		f.arming = nil
+	}
+}
+
+// armingLocked is f.arming, made on first use; f.mu is held.
+func (f *Freezer) armingLocked() chan struct{} {
+	if f.arming == nil {
+		f.arming = make(chan struct{})
+	}
+	return f.arming
+}
+
+// Armed closes when a hold is armed: an acquire frozen inside its call by
+// the plan wakes then (lockclient.Pause.Cut), or the race's lock would be
+// taken by a call that returns a lease later. A nil Freezer's never
+// closes.
+func (f *Freezer) Armed() <-chan struct{} {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.armingLocked()
 }
 
 // Landed tells the Freezer that worker's acquire returned OK. With a hold
@@ -89,7 +123,7 @@ func (f *Freezer) Landed(worker int) {
 	if !f.armed {
 		return
 	}
-	f.armed = false
+	f.disarmLocked()
 	f.held[worker] = make(chan struct{})
 	f.landed <- worker
 }
@@ -121,9 +155,9 @@ func (f *Freezer) release(worker int) {
 	}
 }
 
-// Wait returns once worker is not held: a holder calls it before each lock
-// call and write.
-func (f *Freezer) Wait(worker int) {
+// Wait returns once worker is not held, or done closes (its run is over):
+// a holder calls it before each lock call and write.
+func (f *Freezer) Wait(worker int, done <-chan struct{}) {
 	if f == nil {
 		return
 	}
@@ -131,7 +165,10 @@ func (f *Freezer) Wait(worker int) {
 	ch := f.held[worker]
 	f.mu.Unlock()
 	if ch != nil {
-		<-ch
+		select {
+		case <-ch:
+		case <-done:
+		}
 	}
 }
 

@@ -137,7 +137,7 @@ func pauseAfter(ctx context.Context, r Result) Result {
 		return r
 	}
 	if p := takePause(ctx); p != nil {
-		time.Sleep(p.For)
+		p.Sleep()
 	}
 	return r
 }

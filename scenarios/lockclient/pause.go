@@ -27,7 +27,24 @@ type Pause struct {
 	// history a holder froze, so if nothing inside the call took it, the
 	// worker freezes right after the call.
 	Fault bool
+	// Wake, when it closes, ends the pause early: the run is over, and a
+	// run does not wait out a frozen client to end.
+	Wake <-chan struct{}
+	// Cut, when it closes, ends the pause early too: a fault's race armed
+	// itself, and wants the acquires that are frozen to return now.
+	Cut   <-chan struct{}
 	taken atomic.Bool
+}
+
+// Sleep freezes the caller for the pause, or until Wake closes.
+func (p *Pause) Sleep() {
+	t := time.NewTimer(p.For)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.Wake:
+	case <-p.Cut:
+	}
 }
 
 type pauseKey struct{}
@@ -63,7 +80,7 @@ func takePause(ctx context.Context) *Pause {
 // command with a deadline of its own, as a client that woke up would set.
 func pauseInside(ctx context.Context, cfg Config, key string) (context.Context, context.CancelFunc) {
 	if p := takePause(ctx); p != nil {
-		time.Sleep(p.For)
+		p.Sleep()
 	}
 	if cfg.MidOp != nil {
 		cfg.MidOp(ctx, key)
