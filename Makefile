@@ -9,6 +9,7 @@
 #   make mitigations  the failover race under each mitigation, 20 seeds each: out/mitigations/mitigations.md, README.md, docs/redlock.md
 #   make false-alarms  the correct clients in the same workload: out/false-alarms/false-alarms.md
 #   make shrink-figures  violated runs shrunk to reproducers: out/shrink/shrink.md
+#   make matrix-rate  the default matrix over 20 seeds, a core busy: out/matrix-rate/matrix-rate.md, README.md, docs/matrix.md
 #   make docs    the reference pages generated from the code: docs/reference
 #
 # Both need root (apt-get, debootstrap) and a running Docker engine.
@@ -19,7 +20,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations shrink-figures docs clean
+.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations shrink-figures matrix-rate docs clean
 
 all: build
 
@@ -114,6 +115,13 @@ mitigations: images
 # docs, not a test (up to about 45 minutes).
 shrink-figures: images
 	./scripts/shrink-figures.sh $(BIN) $(OUT)
+
+# matrix-rate runs the default matrix (make run's) over seeds 1..20 with
+# one core kept busy beside it, and writes how often each cell showed its
+# expected outcome into README.md and docs/matrix.md. A measurement for
+# the docs, not a test (about 75 minutes).
+matrix-rate: setup build
+	./scripts/matrix-rate.sh $(BIN) $(OUT)
 
 # docs writes the reference pages generated from the code (every
 # command's flags, the faults, the clients) into docs/reference; go test

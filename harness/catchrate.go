@@ -61,7 +61,7 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 	}
 	lanes := min(max(c.Parallel, 1), len(c.Cases))
 	begin := time.Now()
-	load := loadAverage()
+	load := LoadAverage()
 	topos := make([]*topology.Topology, 0, lanes)
 	defer func() {
 		for _, t := range topos {
@@ -99,7 +99,7 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 			}
 		}
 		cr.Elapsed = reports.MillisOf(time.Since(begin))
-		cr.Machine = fmt.Sprintf("%d CPUs, %d topologies at once, load average %s at the start, %s at the end", runtime.NumCPU(), lanes, load, loadAverage())
+		cr.Machine = fmt.Sprintf("%d CPUs, %d topologies at once, load average %s at the start, %s at the end", runtime.NumCPU(), lanes, load, LoadAverage())
 		return reports.WriteCatchRate(c.Out, cr)
 	}
 	total := len(c.Cases) * c.Runs * len(c.sides())
@@ -311,8 +311,8 @@ func runLine(mc scenarios.MutantCase, r reports.CatchRun) string {
 	return line + fmt.Sprintf("; %d ops, %s", r.Ops, (time.Duration(r.Elapsed)*time.Millisecond).Round(100*time.Millisecond))
 }
 
-// loadAverage is the 1-minute load average, or "unknown" off Linux.
-func loadAverage() string {
+// LoadAverage is the 1-minute load average, or "unknown" off Linux.
+func LoadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return "unknown"

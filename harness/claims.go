@@ -57,7 +57,7 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 	if c.Runs <= 0 {
 		return nil, fmt.Errorf("claims: runs must be positive")
 	}
-	begin, load := time.Now(), loadAverage()
+	begin, load := time.Now(), LoadAverage()
 	if c.Table == "" {
 		c.Table = reports.TableClaims
 	}
@@ -95,7 +95,7 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 			out.Mutants = append(out.Mutants, *r)
 		}
 		out.Elapsed = reports.MillisOf(time.Since(begin))
-		out.Machine = fmt.Sprintf("%d CPUs, %d runs at once, load average %s at the start, %s at the end", runtime.NumCPU(), lanes, load, loadAverage())
+		out.Machine = fmt.Sprintf("%d CPUs, %d runs at once, load average %s at the start, %s at the end", runtime.NumCPU(), lanes, load, LoadAverage())
 		return reports.WriteClaims(c.Out, out)
 	}
 	next := make(chan claimJob, len(jobs))

@@ -96,12 +96,12 @@ func (f FalseAlarms) Measure(ctx context.Context, eng *topology.Engine) (fa *rep
 	if err := os.MkdirAll(f.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("false-alarms folder: %w", err)
 	}
-	begin, load := time.Now(), loadAverage()
+	begin, load := time.Now(), LoadAverage()
 	fa = &reports.FalseAlarms{Runs: f.Runs, Duration: reports.MillisOf(f.Scenario(&topology.Topology{}, "", 0).Duration), Checks: AlarmChecks, Started: begin}
 	var mu sync.Mutex // guards fa, n and the report's files
 	finish := func() error {
 		fa.Elapsed = reports.MillisOf(time.Since(begin))
-		fa.Machine = fmt.Sprintf("%d CPUs, %d topologies at once, load average %s at the start, %s at the end", runtime.NumCPU(), len(lanes), load, loadAverage())
+		fa.Machine = fmt.Sprintf("%d CPUs, %d topologies at once, load average %s at the start, %s at the end", runtime.NumCPU(), len(lanes), load, LoadAverage())
 		return reports.WriteFalseAlarms(f.Out, fa)
 	}
 	total := len(f.Cases) * len(f.Topologies) * f.Runs

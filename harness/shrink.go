@@ -125,7 +125,7 @@ func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOpti
 	if err := os.MkdirAll(filepath.Join(o.Out, "tries"), 0o755); err != nil {
 		return nil, err
 	}
-	sh := &shrinker{eng: eng, o: o, start: time.Now(), load: loadAverage()}
+	sh := &shrinker{eng: eng, o: o, start: time.Now(), load: LoadAverage()}
 	res := &reports.Shrunk{From: from, Kind: o.Kind, Before: reports.SizeOf(orig), Budget: o.Budget.String(), Started: sh.start.UTC()}
 	fmt.Fprintf(o.Progress, "shrink %s: keep %s; before: %s; budget %s\n", from, o.Kind, res.Before, o.Budget)
 
@@ -262,7 +262,7 @@ func (sh *shrinker) finish(res *reports.Shrunk) (*reports.Shrunk, error) {
 		return nil, err
 	}
 	res.Seconds = time.Since(sh.start).Seconds()
-	res.Machine = fmt.Sprintf("%d CPUs, load average %s at the start, %s at the end", runtime.NumCPU(), sh.load, loadAverage())
+	res.Machine = fmt.Sprintf("%d CPUs, load average %s at the start, %s at the end", runtime.NumCPU(), sh.load, LoadAverage())
 	return res, reports.WriteJSON(filepath.Join(sh.o.Out, reports.ShrinkFileName), res)
 }
 

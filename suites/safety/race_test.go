@@ -78,12 +78,14 @@ var _ = Describe("the failover race, scripted", func() {
 // replication, lets them go, and kills the primary after the first lock:
 // the replica promoted has neither that lock nor an older one. What the
 // spec asserts is what the fault saw on the servers and what the history
-// shows of the gate, not whether the race then happened (that depends on
-// the failover's time against the clients': race-rate.sh measures it).
-// Every hold is planned a minute long, longer than the run: the key is
-// free in time only because the shut gate hurries the holder (it ends its
-// work at its next step, 1 s at a TTL of 3 s, and releases); without
-// that the fault gives up after 6 s with the key still held.
+// shows of the gate; whether a second worker then took the lock within
+// the first one's 3 s lease depends on the failover's time (the fault
+// window says so when it did not; make matrix-rate measures the race at
+// the default lease). Every hold is planned a minute long, longer than
+// the run: the key is free in time only because the shut gate hurries the
+// holder (it ends its work at its next step, 1 s at a TTL of 3 s, and
+// releases); without that the fault gives up after 5 s with the key still
+// held.
 var _ = Describe("kill-primary's gate", func() {
 	s := raceScenario(topology.Sentinel, "native", 3, 15*time.Second)
 	s.TTL = 3 * time.Second
@@ -93,8 +95,9 @@ var _ = Describe("kill-primary's gate", func() {
 		Expect(h.Faults).NotTo(BeEmpty(), "no fault window")
 		w := h.Faults[0]
 		Expect(w.Name).To(Equal(fault.KillPrimary.Name()))
-		Expect(w.Detail).To(ContainSubstring("free everywhere (true)"), "the key was on a replica or the primary when the fault gave up waiting: was the holder hurried?")
-		Expect(w.Detail).To(ContainSubstring("landed: true"), "no acquire landed on the primary alone")
+		Expect(w.Unmet).NotTo(ContainSubstring("still held"), "the key was on a replica or the primary when the fault gave up waiting: was the holder hurried?")
+		Expect(w.Unmet).NotTo(ContainSubstring("no acquire landed"), "no acquire landed on the primary alone")
+		Expect(w.Detail).To(ContainSubstring("landed: true"), "the primary was not killed after an acquire: %s", w.Unmet)
 		// The first lock taken after the window opened, and the last
 		// release before it: no worker tried the lock in between, until
 		// the gate opened after the release (and the cut).
