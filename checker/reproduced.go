@@ -18,8 +18,12 @@ const ClassNotReproduced Class = "not-reproduced"
 
 // notReproduced says why a run's faults did not get to show anything, or
 // nothing when they did: each fault window's unmet moment, and an
-// aftermath cut short. end is the run's last instant, ttl its lease.
-func notReproduced(faults []history.Fault, end int64, ttl time.Duration) []string {
+// aftermath cut short, or no step at all of the faults the run named.
+// end is the run's last instant, ttl its lease.
+func notReproduced(named []string, faults []history.Fault, end int64, ttl time.Duration) []string {
+	if len(named) > 0 && len(faults) == 0 {
+		return []string{fmt.Sprintf("no step of %s ran: the run ended before its fault schedule's first step (give it a longer duration)", strings.Join(named, ", "))}
+	}
 	var why []string
 	var last *history.Fault
 	for i, f := range faults {
@@ -55,7 +59,7 @@ func (r *Result) judgeFaults(h *history.History, end int64) {
 	if r.Class != ClassSafe {
 		return
 	}
-	why := notReproduced(h.Faults, max(end, h.Meta.DurationNs), time.Duration(h.Meta.TTLms)*time.Millisecond)
+	why := notReproduced(h.Meta.Faults, h.Faults, max(end, h.Meta.DurationNs), time.Duration(h.Meta.TTLms)*time.Millisecond)
 	if len(why) == 0 {
 		return
 	}

@@ -33,6 +33,7 @@ func TestNotReproduced(t *testing.T) {
 		{"unmet moment", withFaults(clean(), unmet), ClassNotReproduced, "kill-primary: no acquire landed"},
 		{"ended after the promotion", withFaults(clean(), promoted), ClassNotReproduced, "the run ended 0.5 s after kill-primary's promotion"},
 		{"still under way", withFaults(clean(), fault("clock-jump", 5, 0)), ClassNotReproduced, "still under way"},
+		{"no step ran", func() *history.History { h := clean(); h.Meta.Faults = []string{"clock-jump"}; return h }(), ClassNotReproduced, "no step of clock-jump ran"},
 		{"a finding stands", withFaults(hist(acq(1, "a1", ok, 0, 1), acq(2, "b1", ok, 2, 3)), unmet), ClassViolated, ""},
 	}
 	for _, c := range cases {

@@ -102,15 +102,18 @@ func RateMarkdown(rows []RateRow) string {
 	return b.String()
 }
 
-// RateBlock is the table as the generated block "make matrix-rate" of a
-// page: when and on what machine it was measured, then the table.
-func RateBlock(rows []RateRow, measured string) Block {
+// RateBlocks are the table as the generated block "make matrix-rate" of
+// a page (when and on what machine it was measured, then the table), and
+// its headline alone as the block "make matrix-rate headline" (the
+// README's). A page may hold either or both.
+func RateBlocks(rows []RateRow, measured string) []Block {
 	var b strings.Builder
 	b.WriteString(measured)
 	b.WriteString("\n\n")
 	b.WriteString(RateMarkdown(rows))
 	b.WriteString("\n\n") // no renderer reads the end marker as a row
-	return Block{Name: "make matrix-rate", Text: b.String()}
+	head := measured + " Per cell: [docs/matrix.md](docs/matrix.md#make-run).\n\n"
+	return []Block{{Name: "make matrix-rate", Text: b.String()}, {Name: "make matrix-rate headline", Text: head}}
 }
 
 // RateHeadline is the table in one line: the README's summary.

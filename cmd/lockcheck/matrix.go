@@ -83,7 +83,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "--into and --note go with --repeat 2 or more: the rate table is made over many seeds")
 	}
 	for _, p := range splitList(*into) {
-		if err := reports.CanSplice(p, reports.RateBlock(nil, "")); err != nil {
+		if err := reports.CanSplice(p, reports.RateBlocks(nil, "")...); err != nil {
 			return fail(stderr, "--into: %v: add the lines %q and %q where the table goes", err, reports.BeginMarker("make matrix-rate"), reports.EndMarker("make matrix-rate"))
 		}
 	}

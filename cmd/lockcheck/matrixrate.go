@@ -42,14 +42,14 @@ func runMatrixRate(ctx context.Context, eng *topology.Engine, m harness.Matrix, 
 	measured := fmt.Sprintf("Measured %s UTC in %s (%d CPUs, %d runs at once, load average %s at the start, %s at the end%s), seeds %d..%d of `lockcheck matrix`'s defaults, %s; %s.",
 		begin.UTC().Format("2006-01-02 15:04"), time.Since(begin).Round(time.Second), runtime.NumCPU(), max(m.Parallel, 1), load, harness.LoadAverage(),
 		prefixed("; ", note), first, first+int64(n)-1, buildNames(m), reports.RateHeadline(rows))
-	block := reports.RateBlock(rows, measured)
+	blocks := reports.RateBlocks(rows, measured)
 	table := filepath.Join(out, "matrix-rate.md")
-	if err := os.WriteFile(table, []byte(block.Text), 0o644); err != nil {
+	if err := os.WriteFile(table, []byte(blocks[0].Text), 0o644); err != nil {
 		return fail(stderr, "matrix-rate: %v", err)
 	}
-	fmt.Fprint(stdout, block.Text)
+	fmt.Fprint(stdout, blocks[0].Text)
 	for _, p := range into {
-		if err := reports.SpliceFile(p, block); err != nil {
+		if err := reports.SpliceFile(p, blocks...); err != nil {
 			return fail(stderr, "matrix-rate: %v", err)
 		}
 		fmt.Fprintf(stderr, "matrix-rate: wrote the table into %s\n", p)
