@@ -19,9 +19,10 @@ const ClassNotReproduced Class = "not-reproduced"
 // notReproduced says why a run's faults did not get to show anything, or
 // nothing when they did: each fault window's unmet moment, and an
 // aftermath cut short, or no step at all of the faults the run named.
-// end is the run's last instant, ttl its lease.
+// end is the run's last instant, ttl its lease (0: judge only the faults'
+// own word).
 func notReproduced(named []string, faults []history.Fault, end int64, ttl time.Duration) []string {
-	if len(named) > 0 && len(faults) == 0 {
+	if ttl > 0 && len(named) > 0 && len(faults) == 0 {
 		return []string{fmt.Sprintf("no step of %s ran: the run ended before its fault schedule's first step (give it a longer duration)", strings.Join(named, ", "))}
 	}
 	var why []string
@@ -59,7 +60,13 @@ func (r *Result) judgeFaults(h *history.History, end int64) {
 	if r.Class != ClassSafe {
 		return
 	}
-	why := notReproduced(h.Meta.Faults, h.Faults, max(end, h.Meta.DurationNs), time.Duration(h.Meta.TTLms)*time.Millisecond)
+	ttl := time.Duration(h.Meta.TTLms) * time.Millisecond
+	if len(h.Scenario) == 0 {
+		// Not a run of lockcheck's (a script, an imported history): its
+		// end is not a run's, and only a fault's own word counts.
+		ttl = 0
+	}
+	why := notReproduced(h.Meta.Faults, h.Faults, max(end, h.Meta.DurationNs), ttl)
 	if len(why) == 0 {
 		return
 	}
