@@ -95,7 +95,7 @@ false-alarms: images
 # and redsync, and each Redlock mutant under the default gate, over 20
 # seeds, each run on a topology of its own, three at once. A measurement
 # for the README, not a test: once every run is made it rewrites the
-# marked tables of README.md and docs/redlock.md, so they are never
+# marked tables of docs/redlock.md and its headline lines in README.md, so they are never
 # copied by hand.
 claims: images
 	$(BIN) claims --out $(OUT)/claims --into README.md,docs/redlock.md $(CLAIMSFLAGS)
@@ -105,7 +105,7 @@ claims: images
 # 1 1, min-replicas-to-write 1, WAIT giving the lock back when short, and
 # the fenced client) over 20 seeds, each run on a topology of its own,
 # three at once. A measurement for the README, not a test; it rewrites
-# the marked tables of README.md and docs/redlock.md as claims does.
+# the marked table of docs/redlock.md and its README line as claims does.
 mitigations: images
 	$(BIN) claims --table mitigations --out $(OUT)/mitigations --into README.md,docs/redlock.md $(CLAIMSFLAGS)
 

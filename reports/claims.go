@@ -216,7 +216,42 @@ func ClaimsBlocks(c *Claims) []Block {
 	// a blank line before the end marker, so that no Markdown renderer
 	// reads the marker as one more row of the table above it
 	name := "make " + c.Table
-	return []Block{{Name: name, Text: tables.String() + "\n"}, {Name: name + ", rows", Text: rows.String()}}
+	return []Block{{Name: name, Text: tables.String() + "\n"}, {Name: name + ", rows", Text: rows.String()},
+		{Name: name + " headline", Text: claimsHeadline(c) + "\n"}}
+}
+
+// claimsHeadline is a table's figure in one line, for the README, which
+// links to docs/redlock.md for the table.
+func claimsHeadline(c *Claims) string {
+	when := fmt.Sprintf("%s, %d seeds per row, measured %s UTC", c.Server, c.Runs, c.Started.UTC().Format("2006-01-02 15:04"))
+	if c.Table == TableMitigations {
+		var parts []string
+		for _, r := range c.Rows {
+			_, name, _ := strings.Cut(r.Claim, "/")
+			parts = append(parts, fmt.Sprintf("%s %s %d", r.Topology, name, r.DoubleHolder))
+		}
+		return fmt.Sprintf("The failover race under each mitigation (%s): runs of %d with a double holder: %s.",
+			when, c.Runs, strings.Join(parts, ", "))
+	}
+	as, caught := 0, 0
+	var not []string
+	for _, r := range c.Rows {
+		if r.AsExpected() {
+			as++
+		} else {
+			not = append(not, r.Claim+" ("+r.Client+")")
+		}
+	}
+	for _, r := range c.Mutants {
+		if r.Runs > 0 && r.Runs-r.GateMet >= r.Runs*19/20 {
+			caught++
+		}
+	}
+	line := fmt.Sprintf("The article's claims about Redlock (%s): %d of %d rows as expected", when, as, len(c.Rows))
+	if len(not) > 0 {
+		line += ", not " + strings.Join(not, ", ")
+	}
+	return line + fmt.Sprintf("; %d of %d Redlock mutants caught in at least 19 of 20 runs.", caught, len(c.Mutants))
 }
 
 // mitigationsTable renders the mitigations' table, after its heading

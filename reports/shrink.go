@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -114,6 +115,33 @@ func ShrinkBlock(rows []Shrunk) Block {
 	b.WriteString(ShrinkMarkdown(rows))
 	b.WriteString("\n") // no renderer reads the end marker as a row
 	return Block{Name: "make shrink-figures", Text: b.String()}
+}
+
+// ShrinkHeadline is the shrinks' figures in one line, the README's block
+// "make shrink-figures headline": how small the scripts came out, how
+// much smaller than the runs, and how often they reproduced.
+func ShrinkHeadline(rows []Shrunk) Block {
+	if len(rows) == 0 {
+		return Block{Name: "make shrink-figures headline", Text: "No shrink measured yet: make shrink-figures.\n"}
+	}
+	lo, hi := rows[0].After.Ops, rows[0].After.Ops
+	minR, maxR := math.Inf(1), 0.0
+	repLo, repHi := rows[0].Reproduced, rows[0].Reproduced
+	for _, r := range rows {
+		lo, hi = min(lo, r.After.Ops), max(hi, r.After.Ops)
+		repLo, repHi = min(repLo, r.Reproduced), max(repHi, r.Reproduced)
+		if r.After.Ops > 0 {
+			x := float64(r.Before.Ops) / float64(r.After.Ops)
+			minR, maxR = math.Min(minR, x), math.Max(maxR, x)
+		}
+	}
+	when := ""
+	if !rows[0].Started.IsZero() {
+		when = fmt.Sprintf(" (measured %s UTC)", rows[0].Started.UTC().Format("2006-01-02 15:04"))
+	}
+	text := fmt.Sprintf("%d violated runs shrunk%s to scripts of %d-%d operations, %.1f-%.1fx fewer, each reproducing in %d-%d of %d replays.\n",
+		len(rows), when, lo, hi, minR, maxR, repLo, repHi, rows[0].Runs)
+	return Block{Name: "make shrink-figures headline", Text: text}
 }
 
 func (z Size) short() string {

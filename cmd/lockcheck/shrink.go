@@ -102,7 +102,7 @@ func shrinkTable(dirs []string, into string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	for _, p := range strings.Split(into, ",") {
-		if err := reports.SpliceFile(p, reports.ShrinkBlock(rows)); err != nil {
+		if err := reports.SpliceFile(p, reports.ShrinkBlock(rows), reports.ShrinkHeadline(rows)); err != nil {
 			return fail(stderr, "--into: %v", err)
 		}
 		fmt.Fprintf(stderr, "shrink: %s updated\n", p)
