@@ -51,9 +51,9 @@ func newRace(env Env) *race {
 	return &race{env: env}
 }
 
-// catch waits up to limit for the next acquire to land, and keeps its
-// holder held when accept takes it; else it lets the holder go and waits
-// for the next, while limit lasts.
+// catch waits up to limit for the next acquire to land with half its
+// lease or more ahead, and keeps its holder held when accept takes it;
+// else it lets the holder go and waits for the next, while limit lasts.
 func (r *race) catch(ctx context.Context, accept func(op history.Op) bool, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {
@@ -62,7 +62,11 @@ func (r *race) catch(ctx context.Context, accept func(op history.Op) bool, limit
 			return false
 		}
 		op, found := lastAcquire(r.env.Rec, w)
-		if found && accept(op) {
+		// An acquire that was frozen in its call (and woken by the
+		// arming) may return with most of its lease gone: its holder
+		// would believe for too short a while to race.
+		fresh := found && op.Call+r.env.TTL.Nanoseconds()/2 > r.env.Rec.Now()
+		if fresh && accept(op) {
 			r.first, r.caught = op, true
 			return true
 		}
