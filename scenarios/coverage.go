@@ -1,9 +1,22 @@
 package scenarios
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+)
+
+// The coverage goal's figures, named once so that what CoverageGoal asks
+// and what CoverageGoalText (lockcheck run -h) says are the same.
+const (
+	goalMinHolds           = 10
+	goalHoldsPerClient     = 2
+	goalContendedPerClient = 1
+	goalExtends            = 3
+	goalStalls             = 2
+	goalPauses             = 1
+	goalHoldsAfterFaults   = 2
 )
 
 // CoverageGoal is what a run must have exercised before UntilCovered may
@@ -15,20 +28,27 @@ import (
 // handed out again after the last (CoveredAfterFaults later).
 func (s Scenario) CoverageGoal(planned int) history.Coverage {
 	s = s.WithDefaults()
-	g := history.Coverage{Holds: int64(max(10, 2*s.Clients)), Contended: int64(s.Clients), Faults: planned, Planned: planned}
+	g := history.Coverage{Holds: int64(max(goalMinHolds, goalHoldsPerClient*s.Clients)), Contended: int64(goalContendedPerClient * s.Clients), Faults: planned, Planned: planned}
 	if s.WorkMax > s.TTL/3 {
-		g.Extends = 3
+		g.Extends = goalExtends
 	}
 	if s.StallRate > 0 {
-		g.Stalls = 2
+		g.Stalls = goalStalls
 	}
 	if s.PauseRate > 0 {
-		g.Pauses = 1
+		g.Pauses = goalPauses
 	}
 	if planned > 0 {
-		g.HoldsAfterFaults = 2
+		g.HoldsAfterFaults = goalHoldsAfterFaults
 	}
 	return g
+}
+
+// CoverageGoalText says what CoverageGoal asks, in words, from its own
+// figures: lockcheck run -h prints it for --until-covered.
+func CoverageGoalText() string {
+	return fmt.Sprintf("max(%d, %d x clients) holds, %d contended acquire per client, %d extends where the work outlasts an extend period (TTL/3), %d stalls and %d pause where the workload draws them, every fault step over and the lock handed out %d times after the last, a lease later",
+		goalMinHolds, goalHoldsPerClient, goalContendedPerClient, goalExtends, goalStalls, goalPauses, goalHoldsAfterFaults)
 }
 
 // CoveredAfterFaults is how long after the last fault step a run goes on

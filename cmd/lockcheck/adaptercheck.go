@@ -17,10 +17,10 @@ import (
 func runAdapterCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("adapter-check", stderr)
 	var tf topoFlags
-	tf.register(fs)
+	tf.registerStandalone(fs, "valkey-9.1")
 	timeout := fs.Duration("timeout", time.Second, "the adapters' timeout_ms: how long one call may take")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: lockcheck adapter-check [flags] 'CMD' (the adapter's command line, as after external:)")
+		fmt.Fprintln(fs.Output(), "usage: lockcheck adapter-check [flags] 'CMD' (the adapter's command line, as after external:)")
 		fs.PrintDefaults()
 	}
 	if ok, code := parse(fs, args, stderr); !ok {
@@ -30,16 +30,17 @@ func runAdapterCheck(ctx context.Context, args []string, stdout, stderr io.Write
 		return fail(stderr, "adapter-check takes one argument, the adapter's command line in quotes, e.g. '/usr/bin/python3 adapters/python/redis_py_adapter.py'")
 	}
 	cmd := strings.TrimPrefix(fs.Arg(0), lockclient.ExternalPrefix)
-	if tf.server == "" {
-		tf.server = "valkey-9.1"
-	}
-	if tf.kind != "standalone" {
-		return fail(stderr, "adapter-check runs on a standalone server: drop --topology")
-	}
 	if *timeout <= 0 {
 		return fail(stderr, "--timeout %v: give a positive duration, e.g. 1s", *timeout)
 	}
-	eng, t, code := tf.start(ctx, stderr)
+	setup, err := tf.setup()
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if !settled(stderr, setup) {
+		return 0
+	}
+	eng, t, code := setup.start(ctx, stderr)
 	if t == nil {
 		return code
 	}

@@ -15,7 +15,7 @@ import (
 
 // runCatchRate measures how often each mutant's randomized scenario
 // catches it, and how often its control raises a false alarm: a
-// measurement for the README, not a test (issue 10). It exits 0 when every
+// measurement for the README, not a test. It exits 0 when every
 // run was made, whatever the figures; 2 on bad input, a setup failure or
 // an interrupted measurement.
 func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -59,11 +59,6 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	eng, err := topology.Connect(ctx, nil)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	defer eng.Close()
 	m := harness.CatchRate{Build: b, Sources: sources, Cases: cases, Runs: *runs, Parallel: *parallel, Duration: *duration, Out: *out, Log: stderr}
 	what := "mutant and control each"
 	if *gate {
@@ -77,6 +72,14 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		m.Gate, what = &g, "the default gate ("+g.Summary()+")"
 	}
+	if !settled(stderr, m) {
+		return 0
+	}
+	eng, err := topology.Connect(ctx, nil)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer eng.Close()
 	fmt.Fprintf(stderr, "catch-rate: %d mutant(s) × %d seeds, %s, on %s standalone, %d at once -> %s\n", len(cases), *runs, what, b.Name, *parallel, *out)
 	cr, err := m.Measure(ctx, eng)
 	if cr != nil {

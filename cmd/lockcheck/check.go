@@ -21,7 +21,7 @@ import (
 // not violated exits as an interrupted run does.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("check", stderr)
-	tolerance := fs.Duration("tolerance", checker.DefaultClockTolerance, "how far a server's lease may end before call + TTL on the harness clock (default: the run's, from DIR/scenario.json)")
+	tolerance := optionalDuration(fs, "tolerance", fmt.Sprintf("how far a server's lease may end before call + TTL on the harness clock, a `duration` (default: the run's, from DIR/scenario.json; %s without one)", checker.DefaultClockTolerance))
 	timeout := fs.Duration("timeout", checker.DefaultTimeout, "time porcupine may search in all; past it linearizability is unknown (exit 3), never a pass")
 	doubles := fs.String("double-holders", "auto", "auto (allowed for fenced clients, as lockcheck run), allow or forbid")
 	loss := fs.String("loss", string(checker.LossDuringFaults), "when a key may lose its state: faults (in fault windows), never, anytime")
@@ -45,11 +45,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *doubles != "auto" && *doubles != "allow" && *doubles != "forbid" {
 		return fail(stderr, "--double-holders %q: want auto, allow or forbid", *doubles)
 	}
+	if !settled(stderr) {
+		return 0
+	}
 	start := time.Now()
 	out, err := harness.Recheck(ctx, dir, func(opts *checker.Options) {
-		if flagSet(fs, "tolerance") {
-			opts.ClockTolerance = *tolerance
-		}
+		opts.ClockTolerance = tolerance.or(opts.ClockTolerance)
 		opts.Timeout, opts.Loss, opts.FaultGrace = *timeout, checker.LossPolicy(*loss), *grace
 		switch *doubles {
 		case "allow":

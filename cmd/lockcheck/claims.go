@@ -47,8 +47,9 @@ func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	default:
 		return fail(stderr, "--table %q: choose %s or %s", *table, reports.TableClaims, reports.TableMitigations)
 	}
-	if *out == "" {
-		*out = filepath.Join("out", *table)
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("out", *table)
 	}
 	if *only != "" {
 		var names []string
@@ -87,27 +88,30 @@ func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	if !settled(stderr, b, claims, mutants, dir, pages) {
+		return 0
+	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	fmt.Fprintf(stderr, "claims: %s table, %d row(s), %d mutant(s), %d seeds each on %s -> %s\n", *table, len(claims), len(mutants), *runs, b.Name, *out)
-	m := harness.Claims{Table: *table, Build: b, Sources: sources, Claims: claims, Mutants: mutants, Runs: *runs, Parallel: *parallel, Out: *out, Log: stderr}
+	fmt.Fprintf(stderr, "claims: %s table, %d row(s), %d mutant(s), %d seeds each on %s -> %s\n", *table, len(claims), len(mutants), *runs, b.Name, dir)
+	m := harness.Claims{Table: *table, Build: b, Sources: sources, Claims: claims, Mutants: mutants, Runs: *runs, Parallel: *parallel, Out: dir, Log: stderr}
 	c, err := m.Measure(ctx, eng)
 	if c != nil {
 		reports.ClaimsPage(stdout, c)
-		fmt.Fprintf(stderr, "claims: %s written after %s\n", filepath.Join(*out, *table+".md"), c.Elapsed)
+		fmt.Fprintf(stderr, "claims: %s written after %s\n", filepath.Join(dir, *table+".md"), c.Elapsed)
 	}
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	if !c.Complete {
-		return fail(stderr, "claims interrupted: the figures in %s are partial", *out)
+		return fail(stderr, "claims interrupted: the figures in %s are partial", dir)
 	}
 	for _, p := range pages {
 		if err := reports.SpliceFile(p, reports.ClaimsBlocks(c)...); err != nil {
-			return fail(stderr, "%v: the table is in %s", err, *out)
+			return fail(stderr, "%v: the table is in %s", err, dir)
 		}
 		fmt.Fprintf(stderr, "claims: %s updated\n", p)
 	}

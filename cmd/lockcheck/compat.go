@@ -43,6 +43,9 @@ func runCompat(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if len(builds) == 0 || len(kinds) == 0 {
 		return fail(stderr, "nothing to observe: name at least one build and one topology")
 	}
+	if !settled(stderr, builds, kinds, src) {
+		return 0
+	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return fail(stderr, "%v", err)

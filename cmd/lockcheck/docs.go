@@ -40,6 +40,9 @@ func runDocs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck docs -h for the flags", fs.Arg(0))
 	}
+	if !settled(stderr) {
+		return 0
+	}
 	if err := writeReference(*out); err != nil {
 		return fail(stderr, "%v", err)
 	}

@@ -15,9 +15,20 @@ import (
 // it with a sink is how the reference reads exactly the flags the command
 // parses, with no second list to keep in step. What the command's usage
 // prints lands in the buffer.
+//
+// A sink that settles lets parse go on and stops the command at settled
+// instead, keeping every flag's value there and what the command hands
+// on: how the tests compare a command's printed defaults with what it
+// applies.
 type flagSink struct {
 	bytes.Buffer
 	fs *flag.FlagSet
+	// settle: parse goes on; settled stops the command
+	settle bool
+	// values are the flags' values at settled (nil: not reached), by name
+	values map[string]string
+	// handedOn is what the command gave settled
+	handedOn []any
 }
 
 // commandFlags builds a command's flag set without running the command:

@@ -16,6 +16,10 @@ import (
 // path it has from the repository's root.
 const pythonClient = "external:/usr/bin/python3 adapters/python/redis_py_adapter.py"
 
+// falseAlarmsTopologies are the topologies false-alarms runs on unless
+// told: the command's summary in lockcheck help says them too.
+const falseAlarmsTopologies = "standalone"
+
 // runFalseAlarms measures the correct clients in the default, adversarial
 // workload: how many seeded runs fail double_holder or linearizability,
 // which no correct client may fail there. A measurement for the README,
@@ -33,7 +37,7 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	clients := fs.String("clients", "native,fenced,lua,delex,python,python-lua,python-fenced,python-lock,redsync,redislock,valkeylock", "comma-separated correct clients (python: the shipped redis-py adapter; python-MODE: it in another --mode)")
 	server := fs.String("server", "valkey-9.1", "server build for every client but delex")
 	delexServer := fs.String("delex-server", "redis-8.6", "server build for delex, which needs DELEX")
-	topos := fs.String("topologies", "standalone", "comma-separated topology kinds, each started once per build")
+	topos := fs.String("topologies", falseAlarmsTopologies, "comma-separated topology kinds, each started once per build")
 	out := fs.String("out", filepath.Join("out", "false-alarms"), "folder for false-alarms.md, false-alarms.json and the histories of runs that raised an alarm")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
@@ -78,6 +82,9 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 			return fail(stderr, "%v", err)
 		}
 		cases = append(cases, harness.AlarmCase{Client: c, Build: b})
+	}
+	if !settled(stderr, cases, kinds, base) {
+		return 0
 	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {

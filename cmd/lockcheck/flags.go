@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
@@ -26,7 +28,9 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, code int) {
 	if sink, isSink := stderr.(*flagSink); isSink {
 		sink.fs = fs
-		return false, 0
+		if !sink.settle {
+			return false, 0
+		}
 	}
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
@@ -40,6 +44,92 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, code int
 		return false, usageExit
 	}
 	return true, 0
+}
+
+// settled marks the point where a command's flags have become the
+// settings it acts on, before it acts (starts a topology, connects to the
+// engine, reads or writes a folder); handedOn is what it hands on, such as
+// the resolved Scenario. Every command with flags calls it there and
+// returns when it says false. A command applies a default only through
+// its flag set, so that -h and docs/reference/cli.md print what it does:
+// its tests stop it here (a flagSink that settles) and check that every
+// flag not given still holds the default -h prints, and that a scenario
+// handed on carries it.
+func settled(stderr io.Writer, handedOn ...any) bool {
+	sink, isSink := stderr.(*flagSink)
+	if !isSink || !sink.settle || sink.fs == nil {
+		return true
+	}
+	sink.values = map[string]string{}
+	sink.fs.VisitAll(func(f *flag.Flag) { sink.values[f.Name] = f.Value.String() })
+	sink.handedOn = handedOn
+	return false
+}
+
+// optional is a flag whose default is not one value: it depends on what
+// is known only after parsing (a run folder's own setting, another flag).
+// -h prints no default for it, its usage says what applies, and the
+// command asks whether it was given instead of overriding a printed
+// default the user would then be misled by.
+type optional[T any] struct {
+	value T
+	given bool
+	parse func(string) (T, error)
+}
+
+func (o *optional[T]) String() string {
+	if o == nil || !o.given {
+		return ""
+	}
+	return fmt.Sprint(o.value)
+}
+
+func (o *optional[T]) Set(s string) error {
+	v, err := o.parse(s)
+	if err != nil {
+		return err
+	}
+	o.value, o.given = v, true
+	return nil
+}
+
+// derivedDefault marks a flag whose usage must say what applies when it is
+// not given: the tests hold it to that.
+func (o *optional[T]) derivedDefault() {}
+
+// or is the flag's value when it was given, else def.
+func (o *optional[T]) or(def T) T {
+	if o.given {
+		return o.value
+	}
+	return def
+}
+
+// optionalInt registers an int flag without a default (see optional).
+func optionalInt(fs *flag.FlagSet, name, usage string) *optional[int] {
+	o := &optional[int]{parse: func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, errors.New("want a whole number")
+		}
+		return n, nil
+	}}
+	fs.Var(o, name, usage)
+	return o
+}
+
+// optionalDuration registers a duration flag without a default (see
+// optional).
+func optionalDuration(fs *flag.FlagSet, name, usage string) *optional[time.Duration] {
+	o := &optional[time.Duration]{parse: func(s string) (time.Duration, error) {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, errors.New("want a duration such as 10ms")
+		}
+		return d, nil
+	}}
+	fs.Var(o, name, usage)
+	return o
 }
 
 // fail prints one line and returns the bad-input exit code.
@@ -68,11 +158,12 @@ func (s *sourceFlags) register(fs *flag.FlagSet) {
 
 // sources checks the flags and returns them as topology.Sources.
 func (s *sourceFlags) sources() (topology.Sources, error) {
-	if s.registry == "" {
-		s.registry = os.Getenv(RegistryEnv)
+	registry := s.registry
+	if registry == "" {
+		registry = os.Getenv(RegistryEnv)
 	}
-	src := topology.Sources{Tags: map[string]string{}, Binaries: map[string]string{}, Registry: s.registry}
-	if r := s.registry; r != "" && (strings.Contains(r, "/") || !strings.Contains(r, ":")) {
+	src := topology.Sources{Tags: map[string]string{}, Binaries: map[string]string{}, Registry: registry}
+	if r := registry; r != "" && (strings.Contains(r, "/") || !strings.Contains(r, ":")) {
 		return src, fmt.Errorf("--registry %q: want HOST:PORT, e.g. 127.0.0.1:5000", r)
 	}
 	for _, kv := range s.binaries {
@@ -129,13 +220,6 @@ func checkClient(client string, stderr io.Writer) int {
 		return fail(stderr, "unknown client %q: choose one of %s, or external:CMD", client, strings.Join(lockclient.Kinds(), ", "))
 	}
 	return 0
-}
-
-// flagSet says whether name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 // parseExpect reads --expect; empty is none.

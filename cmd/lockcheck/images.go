@@ -35,6 +35,9 @@ func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			}
 		}
 	}
+	if !settled(stderr, builds, src) {
+		return 0
+	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return fail(stderr, "%v", err)

@@ -40,6 +40,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "import: --ttl is required: %v (e.g. --ttl 10s, or --ttl 24h for no lease)", history.ErrNoTTL)
 	}
 	file, out := fs.Arg(0), fs.Arg(1)
+	if !settled(stderr) {
+		return 0
+	}
 	h, err := importJepsen(file, *ttl, *key)
 	if err != nil {
 		return fail(stderr, "%v", err)

@@ -37,8 +37,8 @@ func commands() []command {
 		{"import", "convert another tool's history (Jepsen's history.edn of a lock workload) into a folder lockcheck check reads", runImport},
 		{"adapter-check", "check an external adapter against the adapter protocol on a standalone server, in seconds", runAdapterCheck},
 		{"catch-rate", "run each mutant and its control over seeded runs of its randomized scenario; writes catch-rate.md", runCatchRate},
-		{"claims", "run each of the article's claims about Redlock over seeded runs of the scenario that tests it, and each Redlock mutant; writes claims.md", runClaims},
-		{"false-alarms", "run the correct clients over seeded runs of the default workload on standalone and sentinel; writes false-alarms.md", runFalseAlarms},
+		{"claims", "run each published claim about Redlock (docs/redlock.md names its source) over seeded runs of the scenario that tests it, and each Redlock mutant; writes claims.md", runClaims},
+		{"false-alarms", "run the correct clients over seeded runs of the default workload on " + falseAlarmsTopologies + " (--topologies adds others); writes false-alarms.md", runFalseAlarms},
 		{"docs", "write the reference pages generated from the code: every command's flags, the faults, the clients", runDocs},
 	}
 }

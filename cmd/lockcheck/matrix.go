@@ -97,6 +97,9 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code != 0 {
 		return code
 	}
+	if !settled(stderr, m, want) {
+		return 0
+	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return fail(stderr, "%v", err)

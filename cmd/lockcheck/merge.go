@@ -32,6 +32,9 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if fs.NArg() == 0 {
 		return fail(stderr, "merge wants the shards' folders: lockcheck merge --out DIR SHARD_DIR...")
 	}
+	if !settled(stderr) {
+		return 0
+	}
 	if _, err := os.Stat(filepath.Join(*out, "matrix.json")); err == nil {
 		return fail(stderr, "%s already holds a matrix: give --out a new folder", *out)
 	}

@@ -39,12 +39,15 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *count < 1 {
 		return fail(stderr, "--count %d: want at least 1", *count)
 	}
-	dir := fs.Arg(0)
-	if *out == "" {
-		*out = fmt.Sprintf("%s-replay-%s", filepath.Clean(dir), time.Now().Format("20060102-150405"))
+	dir, into := fs.Arg(0), *out
+	if into == "" {
+		into = fmt.Sprintf("%s-replay-%s", filepath.Clean(dir), time.Now().Format("20060102-150405"))
+	}
+	if !settled(stderr, into) {
+		return 0
 	}
 	if _, err := os.Stat(filepath.Join(dir, scenarios.TraceFileName)); err == nil {
-		return replayTrace(ctx, dir, sf, *out, *count, stdout, stderr)
+		return replayTrace(ctx, dir, sf, into, *count, stdout, stderr)
 	}
 	f, err := scenarios.LoadRunFile(filepath.Join(dir, scenarios.RunFileName))
 	if err != nil {
@@ -68,9 +71,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "%v", err)
 	}
 	if *count == 1 {
-		return execute(ctx, s, src, *out, gate{}, stdout, stderr)
+		return execute(ctx, s, src, into, gate{}, stdout, stderr)
 	}
-	return replayTarget(ctx, dir, *out, *count, stdout, stderr, func(ctx context.Context, eng *topology.Engine, out string) (*harness.Outcome, error) {
+	return replayTarget(ctx, dir, into, *count, stdout, stderr, func(ctx context.Context, eng *topology.Engine, out string) (*harness.Outcome, error) {
 		return harness.Execute(ctx, eng, s, harness.Options{Out: out, Sources: src, Log: io.Discard})
 	})
 }

@@ -20,12 +20,13 @@ import (
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// scenarioFlags parse lockcheck run's flags into a Scenario: every setting
-// a Scenario has is a flag, and each flag's default is the one
-// Scenario.WithDefaults gives.
+// scenarioFlags parse the flags of a command that runs a scenario
+// (lockcheck run, upgrade) into a Scenario: every setting a Scenario has
+// is a flag, bound to the Scenario's field where it has one, and each
+// flag's default is the one the command applies (run's are the ones
+// Scenario.WithDefaults gives).
 type scenarioFlags struct {
 	s          scenarios.Scenario
-	kind       string
 	faults     multiFlag
 	faultAt    multiFlag
 	nodeBuilds multiFlag
@@ -34,28 +35,57 @@ type scenarioFlags struct {
 	observe                       time.Duration
 	wait, waitAOF                 string
 	onShort                       string
-	fsync                         string
 	sourceFlags
 }
 
+// register adds lockcheck run's flags.
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
-	d := scenarios.Scenario{}.WithDefaults()
+	f.registerWith(fs, scenarios.Scenario{}.WithDefaults(), false)
+}
+
+// upgradeDefaults are lockcheck upgrade's defaults where they differ from
+// run's: Sentinel, a topology whose upgrade has a failover step; short
+// leases, so that every step's state sees many holds; a duration that is
+// a bound, as the run ends with the upgrade's last step.
+func upgradeDefaults() scenarios.Scenario {
+	return scenarios.Scenario{Topology: topology.Sentinel, TTL: 2 * time.Second, Duration: 10 * time.Minute}.WithDefaults()
+}
+
+// registerUpgrade adds lockcheck upgrade's flags: run's, with --from and
+// --to for --server, upgrade's defaults, and none that it could only
+// refuse: no fault or node-build flags (a rolling upgrade is the run's one
+// fault, and starts every node on one build), no --nodes (independent
+// primaries have no upgrade step).
+func (f *scenarioFlags) registerUpgrade(fs *flag.FlagSet) {
+	f.registerWith(fs, upgradeDefaults(), true)
+}
+
+// registerWith adds the scenario flags with d's defaults; an upgrade's
+// server flags are --from and --to, and it has only the topologies an
+// upgrade has steps in.
+func (f *scenarioFlags) registerWith(fs *flag.FlagSet, d scenarios.Scenario, upgrade bool) {
 	s := &f.s
-	fs.StringVar(&s.Server, "server", "", "server build, e.g. valkey-9.1 (lockcheck images lists them)")
-	fs.Var(&f.nodeBuilds, "node-build", "NODE=BUILD: run one node on another build, e.g. n1=valkey-8.1 (repeatable; a rolling upgrade half way)")
-	fs.StringVar(&f.kind, "topology", string(d.Topology), "standalone, replicated, sentinel, cluster, or redlock (independent primaries)")
+	if upgrade {
+		fs.StringVar(&s.Server, "from", "", "the build every node starts on, e.g. valkey-8.1")
+		fs.StringVar(&s.UpgradeTo, "to", "", "the build every node is moved onto, one at a time, e.g. valkey-9.1 (an older build: a rollback)")
+		fs.StringVar((*string)(&s.Topology), "topology", string(d.Topology), "replicated, sentinel or cluster (a standalone server or independent primaries have no upgrade step)")
+	} else {
+		fs.StringVar(&s.Server, "server", "", "server build, e.g. valkey-9.1 (lockcheck images lists them)")
+		fs.Var(&f.nodeBuilds, "node-build", "NODE=BUILD: run one node on another build, e.g. n1=valkey-8.1 (repeatable; a rolling upgrade half way)")
+		fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(fault.Names(), ", "))
+		fs.Var(&f.faultAt, "fault-at", "FAULT@OFFSET[@KEY]: inject FAULT at OFFSET from the start, on KEY's primary (default the first key); repeatable; replaces the seed's fault schedule (lockcheck shrink writes these)")
+		fs.StringVar((*string)(&s.Topology), "topology", string(d.Topology), "standalone, replicated, sentinel, cluster, or redlock (independent primaries)")
+		fs.IntVar(&s.Nodes, "nodes", 0, "independent primaries of a redlock topology (default 3)")
+	}
 	fs.BoolVar(&s.AOF, "aof", false, "turn on appendonly (appendfsync as --fsync says, always by default): a killed node keeps its data")
-	fs.StringVar(&f.fsync, "fsync", "", "appendfsync policy with --aof: always (default), everysec or no; what a node's power loss (crash-restart) keeps")
-	fs.IntVar(&s.Nodes, "nodes", 0, "independent primaries of a redlock topology (default 3)")
+	fs.StringVar((*string)(&s.Fsync), "fsync", "", "appendfsync policy with --aof: always (default), everysec or no; what a node's power loss (crash-restart) keeps")
 	fs.IntVar(&s.MinReplicas, "min-replicas-to-write", 0, "every server's min-replicas-to-write: a primary refuses writes while fewer replicas acknowledged within --min-replicas-max-lag (0: off)")
 	fs.DurationVar(&s.MinReplicasMaxLag, "min-replicas-max-lag", 0, "every server's min-replicas-max-lag, whole seconds (default the server's, 10s)")
 	fs.StringVar(&s.Client, "client", d.Client, "lock client: "+strings.Join(lockclient.Kinds(), ", ")+", or external:CMD")
 	fs.BoolVar(&s.Fenced, "fenced", false, "the external adapter draws fences: the resource checks them")
-	fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(fault.Names(), ", "))
-	fs.Var(&f.faultAt, "fault-at", "FAULT@OFFSET[@KEY]: inject FAULT at OFFSET from the start, on KEY's primary (default the first key); repeatable; replaces the seed's fault schedule (lockcheck shrink writes these)")
 	fs.DurationVar(&s.Duration, "duration", d.Duration, "how long the workload runs; with faults it goes on until a lease after the last fault step ended, at most as long again, and says when that bound cut it short")
-	fs.BoolVar(&s.UntilCovered, "until-covered", false, "end the run once it covered its goal (20 holds, 10 contended acquires, extends, stalls and pauses where the workload has them, every fault step over and the lock handed out after the last), --duration then only its bound; what it covered is in result.json")
-	fs.Int64Var(&s.Seed, "seed", 0, "seed for the workload's choices and the fault schedule (0: pick one and print it)")
+	fs.BoolVar(&s.UntilCovered, "until-covered", false, "end the run once it covered its goal ("+scenarios.CoverageGoalText()+"), --duration then only its bound; what it covered is in result.json")
+	fs.Int64Var(&s.Seed, "seed", 0, "seed for the workload's choices and the fault schedule (default 0: pick one and print it)")
 	fs.IntVar(&s.Clients, "clients", d.Clients, "logical clients")
 	fs.IntVar(&s.Keys, "keys", d.Keys, "lock keys (few keys, many clients: every lock is contended)")
 	fs.DurationVar(&s.TTL, "ttl", d.TTL, "lease asked for by every acquire and extend; longer than a failover, so a lock lost with a primary is still believed held when the new primary hands it out")
@@ -70,7 +100,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.BackoffMax, "backoff-max", 0, "longest pause between acquire attempts (default TTL/4)")
 	fs.DurationVar(&s.WriteGap, "write-gap", 0, "the unfenced resource's pause between read and write (default TTL/10)")
 	fs.DurationVar(&s.CallTimeout, "call-timeout", d.CallTimeout, "bound on one lock call; past it the outcome is unknown")
-	fs.StringVar(&f.wait, "wait", "", "REPLICAS[/TIMEOUT]: WAIT after every acquire, e.g. 1/100ms (the article's mitigation; it narrows the failover window, never closes it)")
+	fs.StringVar(&f.wait, "wait", "", "REPLICAS[/TIMEOUT]: WAIT after every acquire, e.g. 1/100ms (a mitigation of the failover race: it narrows its window, never closes it)")
 	fs.StringVar(&f.waitAOF, "wait-aof", "", "LOCAL/REPLICAS[/TIMEOUT]: WAITAOF after every acquire instead, e.g. 1/1/100ms (needs --aof)")
 	fs.StringVar(&f.onShort, "on-short", string(lockclient.WaitGoOn), "what a client does when WAIT or WAITAOF falls short: go-on (keep the lock) or release (give it back and retry)")
 	fs.DurationVar(&s.FenceGap, "fence-gap", 0, "mutant-fence-outside's pause between SET and INCR")
@@ -83,8 +113,6 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 // seed picked when none was given.
 func (f *scenarioFlags) scenario() (scenarios.Scenario, error) {
 	s := f.s
-	s.Topology = topology.Kind(f.kind)
-	s.Fsync = topology.Fsync(f.fsync)
 	s.Faults = f.faults
 	var err error
 	for name, v := range map[string]struct {
@@ -182,8 +210,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sf.register(fs)
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
 	stop := fs.Bool("stop-on-violation", false, "end the run (its check and files) once the live check finds a violation the client's options do not allow")
-	repeat := fs.Int("repeat", 1, "run the scenario N times with seeds seed, seed+1, ..., each into OUT/seed-S")
-	until := fs.Bool("until-violation", false, "stop at the first run that is violated (or misses --expect) and say how many runs it took; up to --repeat runs, 100 when --repeat is not given")
+	repeat := optionalInt(fs, "repeat", "run the scenario `N` times with seeds seed, seed+1, ..., each into OUT/seed-S (default 1; with --until-violation, 100)")
+	until := fs.Bool("until-violation", false, "stop at the first run that is violated (or misses --expect) and say how many runs it took; up to --repeat runs")
 	expect := fs.String("expect", "", "the gate the exit code follows: lock-correct (the default: never two holders, every reply one the server could give, no key without expiry, no refused command; an unfenced client's stale writes after a stall are allowed), safe (every check passes: a quiet scenario) or fence-holds (two holders allowed, the fence stops the stale one)")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
@@ -203,16 +231,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if *repeat < 1 {
-		return fail(stderr, "--repeat %d: give a number of runs of 1 or more", *repeat)
+	runs := repeat.or(1)
+	if *until {
+		runs = repeat.or(100)
 	}
-	if *until && !flagSet(fs, "repeat") {
-		*repeat = 100
+	if runs < 1 {
+		return fail(stderr, "--repeat %d: give a number of runs of 1 or more", runs)
 	}
-	if *repeat == 1 {
+	if !settled(stderr, s) {
+		return 0
+	}
+	if runs == 1 {
 		return execute(ctx, s, src, *out, gate{e, *stop}, stdout, stderr)
 	}
-	return repeatRuns(ctx, s, src, *out, gate{e, *stop}, *repeat, *until, stdout, stderr)
+	return repeatRuns(ctx, s, src, *out, gate{e, *stop}, runs, *until, stdout, stderr)
 }
 
 // repeatRuns runs s with seeds seed, seed+1, ... the way Jepsen and etcd's

@@ -46,20 +46,23 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *budget < time.Minute || *tries < 1 || *confirm < 1 {
 		return fail(stderr, "--budget %s, --tries %d, --confirm %d: want at least a minute, 1 and 1", *budget, *tries, *confirm)
 	}
-	dir := fs.Arg(0)
-	if *out == "" {
-		*out = filepath.Clean(dir) + "-shrunk"
+	dir, reproducer := fs.Arg(0), *out
+	if reproducer == "" {
+		reproducer = filepath.Clean(dir) + "-shrunk"
 	}
 	src, err := sf.sources()
 	if err != nil {
 		return fail(stderr, "%v", err)
+	}
+	if !settled(stderr, reproducer, src) {
+		return 0
 	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	res, err := harness.Shrink(ctx, eng, dir, harness.ShrinkOptions{Out: *out, Sources: src, Budget: *budget, Tries: *tries, Confirm: *confirm, Kind: *kind, Progress: stderr})
+	res, err := harness.Shrink(ctx, eng, dir, harness.ShrinkOptions{Out: reproducer, Sources: src, Budget: *budget, Tries: *tries, Confirm: *confirm, Kind: *kind, Progress: stderr})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -74,7 +77,7 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stdout, "%s in %d of %d replays; search ended: %s; took %s of %s\n", res.Kind, res.Reproduced, res.Runs, res.Ended, (time.Duration(res.Seconds) * time.Second).Round(time.Second), res.Budget)
 	if res.Command != "" {
-		fmt.Fprintf(stdout, "reproducer: %s\n  %s\n  lockcheck replay --count 10 %s\n", *out, res.Command, *out)
+		fmt.Fprintf(stdout, "reproducer: %s\n  %s\n  lockcheck replay --count 10 %s\n", reproducer, res.Command, reproducer)
 	}
 	if !res.Confirmed {
 		fmt.Fprintln(stdout, "not confirmed: the reproducer showed the violation too rarely, or the shrink ended first")

@@ -14,7 +14,14 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
-	eng, t, code := tf.start(ctx, stderr)
+	setup, err := tf.setup()
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if !settled(stderr, setup) {
+		return 0
+	}
+	eng, t, code := setup.start(ctx, stderr)
 	if t == nil {
 		return code
 	}

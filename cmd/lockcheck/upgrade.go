@@ -8,11 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
-	"github.com/lockcheck/lockcheck/topology"
 )
 
 // runUpgrade is lockcheck upgrade: lockcheck run with a rolling upgrade
@@ -21,9 +19,7 @@ import (
 func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("upgrade", stderr)
 	var sf scenarioFlags
-	sf.register(fs)
-	from := fs.String("from", "", "the build every node starts on, e.g. valkey-8.1")
-	to := fs.String("to", "", "the build every node is moved onto, one at a time, e.g. valkey-9.1 (an older build: a rollback)")
+	sf.registerUpgrade(fs)
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<from>-<topology>-<client>-<seed>)")
 	expect := fs.String("expect", "", "exit 0 or 1 by this expectation alone: lock-correct (the default), safe or fence-holds")
 	if ok, code := parse(fs, args, stderr); !ok {
@@ -36,22 +32,8 @@ func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	switch {
 	case fs.NArg() > 0:
 		return fail(stderr, "unexpected argument %q: run lockcheck upgrade -h for the flags", fs.Arg(0))
-	case flagSet(fs, "server"):
-		return fail(stderr, "--server: lockcheck upgrade takes --from and --to")
-	case *from == "" || *to == "":
+	case sf.s.Server == "" || sf.s.UpgradeTo == "":
 		return fail(stderr, "name both builds: lockcheck upgrade --from valkey-8.1 --to valkey-9.1 (lockcheck images lists them)")
-	}
-	sf.s.Server, sf.s.UpgradeTo = *from, *to
-	if !flagSet(fs, "topology") {
-		sf.kind = string(topology.Sentinel)
-	}
-	if !flagSet(fs, "ttl") {
-		// short leases: many holds in each step's state
-		sf.s.TTL = 2 * time.Second
-	}
-	if !flagSet(fs, "duration") {
-		// a bound: the run ends with the upgrade's last step
-		sf.s.Duration = 10 * time.Minute
 	}
 	s, err := sf.scenario()
 	if err != nil {
@@ -64,6 +46,9 @@ func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	dir := *out
 	if dir == "" {
 		dir = harness.DefaultOut(s)
+	}
+	if !settled(stderr, s) {
+		return 0
 	}
 	code = execute(ctx, s, src, dir, gate{expect: e}, stdout, stderr)
 	if r, err := reports.LoadRunResult(filepath.Join(dir, "result.json")); err == nil {
