@@ -76,24 +76,19 @@ func (f killPrimary) Inject(ctx context.Context, env Env) (err error) {
 		return nil
 	}
 	key := r.first.Key
-	old, err := f.kill(ctx, env, win, key, len(replicas), true)
-	if err != nil {
+	old, np, err := f.failover(ctx, env, win, key, len(replicas), true, heal)
+	if old == nil {
 		return err
 	}
-	if err := heal(); err != nil {
-		return err
-	}
-	np, perr := newPrimary(ctx, env.Topo, key, old, 30*time.Second)
-	if perr == nil {
-		env.Rec.FaultPromoted(win, np.Name)
+	if err == nil {
 		if waited, ok := r.second(ctx); !ok && ctx.Err() == nil {
 			env.unmet(win, "no other worker took %s from %s within the first holder's lease (%s after the promotion)", key, np.Name, waited.Round(100*time.Millisecond))
 		}
 	} else {
 		r.done()
-		env.unmet(win, "%v", perr)
+		env.unmet(win, "%v", err)
 	}
-	return errors.Join(perr, f.rejoin(ctx, env, old))
+	return errors.Join(err, f.rejoin(ctx, env, old))
 }
 
 // scripted is kill-primary in a script: the cut first, then the window
@@ -116,32 +111,34 @@ func (f killPrimary) scripted(ctx context.Context, env Env) (err error) {
 	if !landed {
 		key = env.Key
 	}
-	old, err := f.kill(ctx, env, win, key, len(replicas), landed)
-	if err != nil {
+	old, _, err := f.failover(ctx, env, win, key, len(replicas), landed, heal)
+	if old == nil {
 		return err
 	}
-	if err := heal(); err != nil {
-		return err
-	}
-	np, perr := newPrimary(ctx, env.Topo, key, old, 30*time.Second)
-	if perr == nil {
-		env.Rec.FaultPromoted(win, np.Name)
-	}
-	return errors.Join(perr, f.rejoin(ctx, env, old))
+	return errors.Join(err, f.rejoin(ctx, env, old))
 }
 
-// kill SIGKILLs key's primary and names it in window win.
-func (f killPrimary) kill(ctx context.Context, env Env, win int, key string, cut int, landed bool) (*topology.Node, error) {
-	old, err := env.Topo.Primary(ctx, key)
+// failover SIGKILLs key's primary (named in window win), heals the
+// replication links and waits for a replica's promotion. old is nil when
+// nothing was killed; err says what went wrong after the kill too.
+func (f killPrimary) failover(ctx context.Context, env Env, win int, key string, cut int, landed bool, heal func() error) (old, promoted *topology.Node, err error) {
+	old, err = env.Topo.Primary(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("kill-primary: %w", err)
+		return nil, nil, fmt.Errorf("kill-primary: %w", err)
 	}
 	if err := old.Kill(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	env.Log.Info("killed primary", "node", old.Name, "key", key, "after_acquire", landed)
 	env.Rec.FaultTarget(win, old.Name, fmt.Sprintf("%d replicas cut off; SIGKILL after an acquire of %s (landed: %v)", cut, key, landed))
-	return old, nil
+	if err := heal(); err != nil {
+		return old, nil, err
+	}
+	promoted, err = newPrimary(ctx, env.Topo, key, old, 30*time.Second)
+	if err == nil {
+		env.Rec.FaultPromoted(win, promoted.Name)
+	}
+	return old, promoted, err
 }
 
 // rejoin restarts the killed node (with its AOF when the run has one) and
