@@ -2,9 +2,11 @@
 # The main job: lockcheck matrix with its defaults into OUT/matrix. That is
 # the newest available Valkey build on sentinel and cluster, the unfenced
 # native client and the fenced one, under kill-primary and clock-jump: 8
-# runs of up to 40 s (TTL 15 s), each on a fresh topology, two at a time;
-# a run ends at its first violation (its verdict is then known), so the
-# native client's runs end early and the fenced client's run their 40 s.
+# runs of at least 30 s (TTL 15 s, one fault step each, a run going on
+# until a lease after its fault step), each on a fresh topology, two at a
+# time; a run ends at its first violation (its verdict is then known), so
+# the native client's runs end early. The last line says whether each
+# cell showed what it is expected to show (as expected N of 8).
 # On a fresh machine the matrix first builds that build's image (one
 # debootstrap, about a minute and a half); the other images are make
 # images'.
