@@ -125,7 +125,13 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // checkClient refuses a client kind that is neither built in nor external.
 func checkClient(client string, stderr io.Writer) int {
-	if !strings.HasPrefix(client, lockclient.ExternalPrefix) && !lockclient.Known(client) {
+	if strings.HasPrefix(client, lockclient.ExternalPrefix) {
+		if err := lockclient.Check(client); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		return 0
+	}
+	if !lockclient.Known(client) {
 		return fail(stderr, "unknown client %q: choose one of %s, or external:CMD", client, strings.Join(lockclient.Kinds(), ", "))
 	}
 	return 0

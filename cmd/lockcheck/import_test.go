@@ -132,7 +132,7 @@ func TestImportCommand(t *testing.T) {
 		{[]string{"import", "etcd", good, out}, `unknown format "etcd"`},
 		{[]string{"import", "jepsen", "--ttl", "1s", good}, "a format, a file and a folder"},
 		{[]string{"import", "jepsen", "--ttl", "1s", bad, out}, bad + ":13:37: map key :time has no value"},
-		{[]string{"import", "jepsen", "--ttl", "1s", filepath.Join(dir, "none.edn"), out}, "no such file"},
+		{[]string{"import", "jepsen", "--ttl", "1s", filepath.Join(dir, "none.edn"), out}, "none.edn does not exist"},
 	} {
 		stderr.Reset()
 		code := run(c.args, &stdout, &stderr)

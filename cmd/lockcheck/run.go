@@ -36,11 +36,16 @@ type scenarioFlags struct {
 	onShort                       string
 	fsync                         string
 	sourceFlags
+	fs *flag.FlagSet
 }
+
+// mustBePositive are the flags whose 0 would mean the default.
+var mustBePositive = []string{"duration", "ttl", "clients", "keys", "nodes", "work-min", "work-max", "backoff-min", "backoff-max", "write-gap", "call-timeout", "tolerance"}
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	d := scenarios.Scenario{}.WithDefaults()
 	s := &f.s
+	f.fs = fs
 	fs.StringVar(&s.Server, "server", "", "server build, e.g. valkey-9.1 (lockcheck images lists them)")
 	fs.Var(&f.nodeBuilds, "node-build", "NODE=BUILD: run one node on another build, e.g. n1=valkey-8.1 (repeatable; a rolling upgrade half way)")
 	fs.StringVar(&f.kind, "topology", string(d.Topology), "standalone, replicated, sentinel, cluster, or redlock (independent primaries)")
@@ -86,6 +91,9 @@ func (f *scenarioFlags) scenario() (scenarios.Scenario, error) {
 	s.Topology = topology.Kind(f.kind)
 	s.Fsync = topology.Fsync(f.fsync)
 	s.Faults = f.faults
+	if err := positive(f.fs, mustBePositive...); err != nil {
+		return s, err
+	}
 	var err error
 	for name, v := range map[string]struct {
 		in  float64
@@ -128,9 +136,6 @@ func (f *scenarioFlags) scenario() (scenarios.Scenario, error) {
 	}
 	if s.Seed == 0 {
 		s.Seed = time.Now().UnixNano()%1_000_000_000 + 1
-	}
-	if s.Duration <= 0 || s.Clients <= 0 || s.Keys <= 0 {
-		return s, fmt.Errorf("--duration, --clients and --keys must be positive")
 	}
 	s = s.WithDefaults()
 	return s, s.Validate()
@@ -181,6 +186,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var sf scenarioFlags
 	sf.register(fs)
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
+	force := fs.Bool("force", false, "when the output folder holds a run already: replace that run's files (its result and reports would be stale)")
 	stop := fs.Bool("stop-on-violation", false, "end the run (its check and files) once the live check finds a violation the client's options do not allow")
 	repeat := fs.Int("repeat", 1, "run the scenario N times with seeds seed, seed+1, ..., each into OUT/seed-S")
 	until := fs.Bool("until-violation", false, "stop at the first run that is violated (or misses --expect) and say how many runs it took; up to --repeat runs, 100 when --repeat is not given")
@@ -210,15 +216,21 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		*repeat = 100
 	}
 	if *repeat == 1 {
+		if err := harness.ClaimOut(*out, *force); err != nil {
+			return fail(stderr, "%v", err)
+		}
 		return execute(ctx, s, src, *out, gate{e, *stop}, stdout, stderr)
 	}
-	return repeatRuns(ctx, s, src, *out, gate{e, *stop}, *repeat, *until, stdout, stderr)
+	if err := claimParent(*out); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return repeatRuns(ctx, s, src, *out, gate{e, *stop}, *repeat, *until, *force, stdout, stderr)
 }
 
 // repeatRuns runs s with seeds seed, seed+1, ... the way Jepsen and etcd's
 // robustness tests are looped until they fail: each run into its own
 // folder, one line per run, and at the end how many runs it took.
-func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, g gate, n int, until bool, stdout, stderr io.Writer) int {
+func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, g gate, n int, until, force bool, stdout, stderr io.Writer) int {
 	if out == "" {
 		out = strings.TrimSuffix(harness.DefaultOut(s), fmt.Sprintf("-%d", s.Seed))
 	}
@@ -226,6 +238,9 @@ func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources,
 	for i := range n {
 		s.Seed = first + int64(i)
 		dir := filepath.Join(out, fmt.Sprintf("seed-%d", s.Seed))
+		if err := harness.ClaimOut(dir, force); err != nil {
+			return fail(stderr, "%v", err)
+		}
 		code := execute(ctx, s, src, dir, g, stdout, stderr)
 		switch code {
 		case 0:

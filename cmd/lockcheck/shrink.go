@@ -19,6 +19,7 @@ import (
 func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("shrink", stderr)
 	out := fs.String("out", "", "folder for the reproducer (default DIR-shrunk)")
+	force := fs.Bool("force", false, "when --out holds a run already (an earlier shrink's): replace that run's files")
 	budget := fs.Duration("budget", 10*time.Minute, "time for the whole shrink, the confirmation included; Ctrl-C keeps the best found so far")
 	tries := fs.Int("tries", 3, "runs in a row that must all show the violation before a cut is kept (a script's cut: at most 2)")
 	confirm := fs.Int("confirm", 10, "replays of the reproducer at the end; at least 9 in 10 must show the violation")
@@ -50,16 +51,34 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *out == "" {
 		*out = filepath.Clean(dir) + "-shrunk"
 	}
+	if err := runFolder(dir, "the folder of a violated run (lockcheck run or matrix wrote it)"); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	in, err := harness.ShrinkInput(dir, *kind)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if filepath.Clean(*out) == filepath.Clean(dir) {
+		return fail(stderr, "--out %s is the run being shrunk: give another folder", *out)
+	}
+	if err := harness.ClaimOut(*out, *force); err != nil {
+		return fail(stderr, "%v", err)
+	}
 	src, err := sf.sources()
 	if err != nil {
 		return fail(stderr, "%v", err)
+	}
+	for _, b := range in.Scenario.Builds() {
+		if _, err := harness.LookupBuild(b, src); err != nil {
+			return fail(stderr, "%v", err)
+		}
 	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	res, err := harness.Shrink(ctx, eng, dir, harness.ShrinkOptions{Out: *out, Sources: src, Budget: *budget, Tries: *tries, Confirm: *confirm, Kind: *kind, Progress: stderr})
+	res, err := harness.Shrink(ctx, eng, dir, harness.ShrinkOptions{Out: *out, Sources: src, Budget: *budget, Tries: *tries, Confirm: *confirm, Kind: in.Kind, Progress: stderr})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

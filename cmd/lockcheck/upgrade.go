@@ -25,6 +25,7 @@ func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	from := fs.String("from", "", "the build every node starts on, e.g. valkey-8.1")
 	to := fs.String("to", "", "the build every node is moved onto, one at a time, e.g. valkey-9.1 (an older build: a rollback)")
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<from>-<topology>-<client>-<seed>)")
+	force := fs.Bool("force", false, "when --out holds a run already: replace that run's files (its result and reports would be stale)")
 	expect := fs.String("expect", "", "exit 0 or 1 by this expectation alone: lock-correct (the default), safe or fence-holds")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
@@ -64,6 +65,9 @@ func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	dir := *out
 	if dir == "" {
 		dir = harness.DefaultOut(s)
+	}
+	if err := harness.ClaimOut(dir, *force); err != nil {
+		return fail(stderr, "%v", err)
 	}
 	code = execute(ctx, s, src, dir, gate{expect: e}, stdout, stderr)
 	if r, err := reports.LoadRunResult(filepath.Join(dir, "result.json")); err == nil {
