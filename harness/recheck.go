@@ -21,6 +21,9 @@ type Rechecked struct {
 	History *history.History
 	Check   *checker.Result
 	Result  reports.RunResult
+	// Dir is the folder the reports went to: the run's, or the history
+	// file's.
+	Dir string
 }
 
 // Recheck checks a run folder again, offline: DIR/history.json, or from a
@@ -29,7 +32,15 @@ type Rechecked struct {
 // adjust, when set, changes the options after that. It rewrites
 // result.json, junit.xml, report.html and linearizability.html, keeping
 // the notes of the run's result.json.
-func Recheck(ctx context.Context, dir string, adjust func(*checker.Options)) (*Rechecked, error) {
+//
+// target may also be a history file (history.json, or ops.jsonl), which
+// is checked with the settings of the folder it is in, where the reports
+// go.
+func Recheck(ctx context.Context, target string, adjust func(*checker.Options)) (*Rechecked, error) {
+	dir, file, err := recheckTarget(target)
+	if err != nil {
+		return nil, err
+	}
 	replay, tolerance := "", time.Duration(-1)
 	if f, err := scenarios.LoadRunFile(filepath.Join(dir, scenarios.RunFileName)); err == nil {
 		replay, tolerance = ReplayCommand(dir), f.Scenario.WithDefaults().ClockTolerance
@@ -45,10 +56,19 @@ func Recheck(ctx context.Context, dir string, adjust func(*checker.Options)) (*R
 		}
 	}
 	path := filepath.Join(dir, "history.json")
+	if file != "" {
+		path = file
+	}
 	// history.json is checked a group of keys at a time, its operations
 	// never all in memory; a killed run's stream is loaded whole.
-	res, h, err := checker.RunFile(ctx, path, options)
-	if errors.Is(err, os.ErrNotExist) {
+	var res *checker.Result
+	var h *history.History
+	if filepath.Base(file) == history.StreamName {
+		err = os.ErrNotExist // the stream itself was named
+	} else {
+		res, h, err = checker.RunFile(ctx, path, options)
+	}
+	if errors.Is(err, os.ErrNotExist) && (file == "" || filepath.Base(file) == history.StreamName) {
 		h, err = history.LoadStream(filepath.Join(dir, history.StreamName))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s has no history.json and no %s: give the folder lockcheck run wrote (runs/...)", dir, history.StreamName)
@@ -60,6 +80,9 @@ func Recheck(ctx context.Context, dir string, adjust func(*checker.Options)) (*R
 		opts := checker.OptionsFor(h)
 		options(&opts)
 		res, err = checker.Run(ctx, h, opts)
+	}
+	if errors.Is(err, history.ErrUnreadable) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%v: fix or re-record %s", err, path)
@@ -73,5 +96,20 @@ func Recheck(ctx context.Context, dir string, adjust func(*checker.Options)) (*R
 	if err := WriteFiles(dir, h, res, rr); err != nil {
 		return nil, err
 	}
-	return &Rechecked{History: h, Check: res, Result: rr}, nil
+	return &Rechecked{History: h, Check: res, Result: rr, Dir: dir}, nil
+}
+
+// recheckTarget says which folder target is, and which history file when
+// target names one ("" for the folder's own).
+func recheckTarget(target string) (dir, file string, err error) {
+	fi, err := os.Stat(target)
+	switch {
+	case err != nil:
+		return "", "", fmt.Errorf("%s: give a run folder or a history file (history.json)", history.PathProblem(target, err))
+	case fi.IsDir():
+		return target, "", nil
+	case !fi.Mode().IsRegular():
+		return "", "", fmt.Errorf("%s is not a regular file or a folder: give a run folder or a history file (history.json)", target)
+	}
+	return filepath.Dir(target), target, nil
 }

@@ -95,33 +95,12 @@ type shrinker struct {
 // (with trace.json or scenario.json) and shrink.json beside its files.
 func Shrink(ctx context.Context, eng *topology.Engine, from string, o ShrinkOptions) (*reports.Shrunk, error) {
 	o = o.withDefaults()
-	if _, err := os.Stat(filepath.Join(from, scenarios.TraceFileName)); err == nil {
-		return nil, fmt.Errorf("%s holds a script (%s), a shrink's reproducer: play it with lockcheck replay %s", from, scenarios.TraceFileName, from)
-	}
-	f, err := scenarios.LoadRunFile(filepath.Join(from, scenarios.RunFileName))
-	if err != nil {
-		return nil, fmt.Errorf("%w: give the folder of a violated run (lockcheck run or matrix wrote it)", err)
-	}
-	orig, err := reports.LoadRunResult(filepath.Join(from, "result.json"))
-	if err != nil {
-		return nil, fmt.Errorf("%w: give the folder of a violated run (lockcheck run or matrix wrote it)", err)
-	}
-	kinds := orig.Checks.FailingKinds()
-	if len(kinds) == 0 {
-		return nil, fmt.Errorf("%s has no failing finding (verdict %s): shrink a violated run", from, orig.Verdict)
-	}
-	if o.Kind == "" {
-		o.Kind = kinds[0]
-		if slices.Contains(kinds, "double_holder") {
-			o.Kind = "double_holder"
-		}
-	} else if !slices.Contains(kinds, o.Kind) {
-		return nil, fmt.Errorf("%s shows %v, not %s: choose one of those with --kind", from, kinds, o.Kind)
-	}
-	pinned, err := scenarios.Pinned(f.Scenario)
+	in, err := ShrinkInput(from, o.Kind)
 	if err != nil {
 		return nil, err
 	}
+	orig, pinned := in.result, in.pinned
+	o.Kind = in.Kind
 	if err := os.MkdirAll(filepath.Join(o.Out, "tries"), 0o755); err != nil {
 		return nil, err
 	}

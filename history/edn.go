@@ -95,14 +95,39 @@ type EDNError struct {
 
 func (e *EDNError) Error() string { return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg) }
 
-// ednReader reads EDN values one after another from a stream.
+// ednReader reads EDN values one after another from a stream, in the
+// memory of one value: each value is bounded (maxEDNValue runes,
+// maxEDNItems elements, maxEDNToken runes a token), so a file of any size
+// that is not a Jepsen history is refused at its first value that cannot
+// be one, having read no more than that value.
 type ednReader struct {
 	r               *bufio.Reader
 	line, col       int
 	lastLine, lastC int // before the last rune read, for unread
+	// left is what the value being read may still take, in runes and
+	// elements (begin resets them); at is where it started.
+	left, elems int
+	at          [2]int
 }
 
-func newEDNReader(r io.Reader) *ednReader { return &ednReader{r: bufio.NewReader(r), line: 1, col: 1} }
+// The bounds on one value, an operation's map: Jepsen's are a line of a
+// few hundred bytes, an :error with a stack trace some kilobytes.
+const (
+	maxEDNValue = 1 << 20
+	maxEDNItems = 10000
+	maxEDNToken = 4096
+)
+
+func newEDNReader(r io.Reader) *ednReader {
+	d := &ednReader{r: bufio.NewReader(r), line: 1, col: 1}
+	d.begin()
+	return d
+}
+
+// begin starts a value's bounds.
+func (d *ednReader) begin() {
+	d.left, d.elems, d.at = maxEDNValue, maxEDNItems, [2]int{}
+}
 
 func (d *ednReader) errAt(line, col int, format string, args ...any) error {
 	return &EDNError{Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
@@ -119,6 +144,12 @@ func (d *ednReader) rune() (rune, error) {
 	}
 	if c == unicode.ReplacementChar && size == 1 {
 		return 0, d.errAt(d.line, d.col, "not UTF-8: save the history as UTF-8")
+	}
+	if d.left--; d.left < 0 {
+		if d.at[0] == 0 { // blanks or comments before any value
+			d.at = [2]int{d.line, d.col}
+		}
+		return 0, d.errAt(d.at[0], d.at[1], "more than %d MiB for one value (blanks and comments before it included): a Jepsen history holds one operation map a line", maxEDNValue>>20)
 	}
 	d.lastLine, d.lastC = d.line, d.col
 	if c == '\n' {
@@ -181,6 +212,9 @@ func (d *ednReader) readDepth(depth int) (ednValue, error) {
 	v := ednValue{line: d.lastLine, col: d.lastC}
 	if err != nil {
 		return v, err
+	}
+	if d.at[0] == 0 {
+		d.at = [2]int{v.line, v.col}
 	}
 	if c == -1 {
 		return v, io.EOF
@@ -281,6 +315,9 @@ func (d *ednReader) items(v ednValue, kind ednKind, closing rune, depth int) (ed
 		case err != nil:
 			return v, err
 		}
+		if d.elems--; d.elems < 0 {
+			return v, d.errAt(d.at[0], d.at[1], "a value of more than %d elements: a Jepsen history holds one operation map a line", maxEDNItems)
+		}
 		v.items = append(v.items, item)
 	}
 }
@@ -344,6 +381,9 @@ func (d *ednReader) token(start string) (string, error) {
 		if !isEDNSymbolRune(c) && !(c == '#' || c == ':' || c == '\'') {
 			d.unread()
 			return string(b), nil
+		}
+		if len(b) >= maxEDNToken {
+			return "", d.errAt(d.lastLine, d.lastC-len(b), "a symbol, keyword or number longer than %d characters: not a Jepsen history", maxEDNToken)
 		}
 		b = append(b, c)
 	}

@@ -63,22 +63,33 @@ func ImportJepsen(r io.Reader, o JepsenOptions) (*History, error) {
 		h: &History{Format: Format, Ops: []Op{}, Faults: []Fault{}}}
 	im.nem.open = map[string]int{}
 	d := newEDNReader(r)
-	for first := true; ; first = false {
-		v, err := d.next()
+	whole, err := d.openWhole()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		d.begin()
+		var v ednValue
+		var err error
+		if whole != nil {
+			v, err = whole.next()
+		} else {
+			v, err = d.next()
+		}
+		if err == io.EOF && whole != nil {
+			whole = nil // the vector ended: lines may follow
+			continue
+		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
-		ops := []ednValue{v}
-		if first && (v.kind == ednVector || v.kind == ednList) {
-			ops = v.items // the whole history as one vector
-		}
-		for i := range ops {
-			if err := im.op(&ops[i]); err != nil {
-				return nil, err
-			}
+		// each operation as it is read: a file that is not a history is
+		// refused at its first value that is not an operation
+		if err := im.op(&v); err != nil {
+			return nil, err
 		}
 	}
 	return im.finish()

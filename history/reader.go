@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -67,14 +66,9 @@ const bufSize = 1 << 20
 
 // Open starts reading the history at path.
 func Open(path string) (*Reader, error) {
-	f, err := os.Open(path)
+	f, fi, err := OpenInput(path)
 	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("read history: %w", err)
+		return nil, err
 	}
 	return newReader(path, f, fi.Size(), bufSize), nil
 }

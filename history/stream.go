@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -131,55 +130,6 @@ func (s *stream) flush() {
 	if s.err == nil {
 		s.err = s.w.Flush()
 	}
-}
-
-// LoadStream rebuilds the history a run had streamed to path before it
-// stopped. A last line cut short by the kill is dropped; the history is
-// marked Partial.
-func LoadStream(path string) (*History, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read history stream: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	var h History
-	var lines int
-	var bad error
-	for sc.Scan() {
-		lines++
-		if bad != nil { // a bad line followed by more: not a cut-off end
-			return nil, bad
-		}
-		var l streamLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			bad = fmt.Errorf("history stream %s line %d: %w", path, lines, err)
-			continue
-		}
-		switch {
-		case l.Meta != nil:
-			h.Meta = *l.Meta
-		case l.Op != nil:
-			h.Ops = append(h.Ops, *l.Op)
-		case l.Fault != nil:
-			for len(h.Faults) <= l.I {
-				h.Faults = append(h.Faults, Fault{})
-			}
-			h.Faults[l.I] = *l.Fault
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read history stream %s: %w", path, err)
-	}
-	if lines == 0 {
-		return nil, errors.New("history stream " + path + " is empty: the run stopped before it recorded anything")
-	}
-	h.Meta.Partial = true
-	h.Meta.DurationNs = 0
-	h.Meta.DurationNs = h.End()
-	h.Sort()
-	return &h, nil
 }
 
 // SaveStream writes the history's file at path (as Save does) from head

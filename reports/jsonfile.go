@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // WriteJSON writes v, indented and newline-terminated, to path: the one
@@ -21,14 +23,12 @@ func WriteJSON(path string, v any) error {
 	return nil
 }
 
-// ReadJSON reads path into v; an error names the file.
+// ReadJSON reads path into v; an error names the file, and in it the
+// line and column and what was expected there.
 func ReadJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	jf, err := history.ReadJSONFile(path)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return err
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decode %s: %w", path, err)
-	}
-	return nil
+	return jf.Decode(v)
 }

@@ -1,7 +1,7 @@
 package reports
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,13 +11,12 @@ import (
 // LoadIndex reads a matrix folder's matrix.json, with each run's
 // result.json (for the JUnit file).
 func LoadIndex(dir string) (*Index, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "matrix.json"))
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a matrix folder: %w", dir, err)
-	}
 	var idx Index
-	if err := json.Unmarshal(b, &idx); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", filepath.Join(dir, "matrix.json"), err)
+	if err := ReadJSON(filepath.Join(dir, "matrix.json"), &idx); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not a matrix folder: it has no matrix.json", dir)
+		}
+		return nil, err
 	}
 	for i := range idx.Cells {
 		c := &idx.Cells[i]

@@ -1,9 +1,7 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
@@ -72,14 +70,7 @@ func (r RunResult) Save(path string) error {
 // LoadRunResult reads a result.json.
 func LoadRunResult(path string) (RunResult, error) {
 	var r RunResult
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return r, fmt.Errorf("read result: %w", err)
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("decode result %s: %w", path, err)
-	}
-	return r, nil
+	return r, ReadJSON(path, &r)
 }
 
 // Suite renders a run's checks as a JUnit suite named after the run.

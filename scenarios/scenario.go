@@ -217,6 +217,10 @@ func setDuration(d *time.Duration, def time.Duration) {
 // topology starts.
 func (s Scenario) Validate() error {
 	s = s.WithDefaults()
+	// first: what follows sizes things by these (LockKeys)
+	if err := s.validateSize(); err != nil {
+		return err
+	}
 	if s.Server == "" {
 		return errors.New("no server build: name one, e.g. valkey-9.1 (lockcheck images lists them)")
 	}
@@ -239,9 +243,6 @@ func (s Scenario) Validate() error {
 	perPrimary := map[topology.Kind]int{topology.Replicated: 2, topology.Sentinel: 2, topology.Cluster: 1}[s.Topology]
 	if s.MinReplicas > perPrimary {
 		return fmt.Errorf("min-replicas-to-write %d on a %s topology (%d replicas per primary) refuses every write: choose at most %d", s.MinReplicas, s.Topology, perPrimary, perPrimary)
-	}
-	if s.Duration < 0 || s.Clients < 0 || s.Keys < 0 {
-		return errors.New("duration, clients and keys must be positive")
 	}
 	if s.TTL < 10*time.Millisecond {
 		return fmt.Errorf("TTL %s: want at least 10ms", s.TTL)

@@ -4,7 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 
 	"github.com/lockcheck/lockcheck/scenarios/fault"
 )
@@ -63,17 +68,38 @@ func (s *Scenario) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*s = Scenario(v.plainScenario)
-	for text, d := range v.scenarioTimes.fields(s) {
-		if *text == "" {
+	for _, f := range v.scenarioTimes.named(s) {
+		if *f.text == "" {
 			continue
 		}
-		parsed, err := time.ParseDuration(*text)
+		parsed, err := time.ParseDuration(*f.text)
 		if err != nil {
-			return fmt.Errorf("scenario: %w", err)
+			// a type error, so that the file's reader names its line
+			return &json.UnmarshalTypeError{Value: "string " + strconv.Quote(*f.text), Type: reflect.TypeFor[time.Duration](), Field: f.name}
 		}
-		*d = parsed
+		*f.d = parsed
 	}
 	return nil
+}
+
+// named is fields in the order of the struct, with each one's JSON name:
+// the first bad one is the one an error names, every time.
+func (t *scenarioTimes) named(s *Scenario) []namedTime {
+	var out []namedTime
+	fields := t.fields(s)
+	rt, rv := reflect.TypeFor[scenarioTimes](), reflect.ValueOf(t).Elem()
+	for i := range rt.NumField() {
+		text := rv.Field(i).Addr().Interface().(*string)
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		out = append(out, namedTime{name, text, fields[text]})
+	}
+	return out
+}
+
+type namedTime struct {
+	name string
+	text *string
+	d    *time.Duration
 }
 
 // RunFile is a run folder's scenario.json: the resolved scenario and the
@@ -103,18 +129,26 @@ func (f RunFile) Save(path string) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// LoadRunFile reads a run folder's scenario.json.
+// LoadRunFile reads a run folder's scenario.json. Its format is read
+// first: a newer one is refused as such, not for a field this build would
+// misread.
 func LoadRunFile(path string) (RunFile, error) {
 	var f RunFile
-	b, err := os.ReadFile(path)
+	jf, err := history.ReadJSONFile(path)
 	if err != nil {
 		return f, err
 	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		return f, fmt.Errorf("%s: %w", path, err)
+	var head struct {
+		Format int `json:"format"`
 	}
-	if f.Format > RunFileFormat {
-		return f, fmt.Errorf("%s has format %d; this lockcheck reads up to %d: use a newer lockcheck", path, f.Format, RunFileFormat)
+	if err := jf.Decode(&head); err != nil {
+		return f, err
+	}
+	if head.Format > RunFileFormat {
+		return f, fmt.Errorf("%s has format %d; this lockcheck reads up to %d: use a newer lockcheck", path, head.Format, RunFileFormat)
+	}
+	if err := jf.Decode(&f); err != nil {
+		return f, err
 	}
 	return f, nil
 }

@@ -277,18 +277,30 @@ func (tr Trace) Save(path string) error {
 
 // LoadTrace reads a trace.json.
 func LoadTrace(path string) (Trace, error) {
-	b, err := os.ReadFile(path)
+	jf, err := history.ReadJSONFile(path)
 	if err != nil {
 		return Trace{}, err
 	}
+	var head struct {
+		Format int `json:"format"`
+	}
+	if err := jf.Decode(&head); err != nil {
+		return Trace{}, err
+	}
+	if head.Format > TraceFormat {
+		return Trace{}, fmt.Errorf("%s has trace format %d; this lockcheck reads up to %d: use a newer lockcheck", path, head.Format, TraceFormat)
+	}
+	if head.Format != TraceFormat {
+		return Trace{}, fmt.Errorf("%s has trace format %d; this lockcheck reads %d: use the lockcheck that wrote it", path, head.Format, TraceFormat)
+	}
 	var tr Trace
-	if err := json.Unmarshal(b, &tr); err != nil {
+	if err := jf.Decode(&tr); err != nil {
+		return Trace{}, err
+	}
+	if err := tr.Validate(); err != nil {
 		return Trace{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if tr.Format != TraceFormat {
-		return Trace{}, fmt.Errorf("%s: trace format %d, this lockcheck reads %d", path, tr.Format, TraceFormat)
-	}
-	return tr, tr.Validate()
+	return tr, nil
 }
 
 // Validate says what is wrong with a trace, in one line.

@@ -47,6 +47,14 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *duration < 0 {
 		return fail(stderr, "--duration %s: want a positive length (or 0 for each scenario's own)", *duration)
 	}
+	if *gate {
+		if err := checkSize("--clients", *clients, *keys); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		if *ttl <= 0 {
+			return fail(stderr, "--ttl %s: want a lease above 0", *ttl)
+		}
+	}
 	cases, err := selectCases(*mutants)
 	if err != nil {
 		return fail(stderr, "%v", err)
@@ -66,9 +74,6 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		g.TTL, g.Clients, g.Keys = *ttl, *clients, *keys
 		if *duration > 0 {
 			g.Duration = *duration
-		}
-		if g.TTL <= 0 || g.Clients <= 0 || g.Keys <= 0 {
-			return fail(stderr, "--ttl %s, --clients %d, --keys %d: want positive values", g.TTL, g.Clients, g.Keys)
 		}
 		m.Gate, what = &g, "the default gate ("+g.Summary()+")"
 	}

@@ -48,6 +48,9 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *runs <= 0 || *duration <= 0 || *ttl <= 0 || *workers <= 0 || *keys <= 0 || *parallel <= 0 {
 		return fail(stderr, "--runs %d, --duration %s, --ttl %s, --workers %d, --keys %d, --parallel %d: want positive values", *runs, *duration, *ttl, *workers, *keys, *parallel)
 	}
+	if err := checkSize("--workers", *workers, *keys); err != nil {
+		return fail(stderr, "%v", err)
+	}
 	base := harness.GateScenario
 	base.Duration, base.TTL, base.Clients, base.Keys = *duration, *ttl, *workers, *keys
 	var kinds []topology.Kind

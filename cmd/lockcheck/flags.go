@@ -105,6 +105,9 @@ func (o *optional[T]) or(def T) T {
 	return def
 }
 
+// Given says whether the flag was given on the command line.
+func (o *optional[T]) Given() bool { return o.given }
+
 // optionalInt registers an int flag without a default (see optional).
 func optionalInt(fs *flag.FlagSet, name, usage string) *optional[int] {
 	o := &optional[int]{parse: func(s string) (int, error) {
@@ -216,7 +219,13 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // checkClient refuses a client kind that is neither built in nor external.
 func checkClient(client string, stderr io.Writer) int {
-	if !strings.HasPrefix(client, lockclient.ExternalPrefix) && !lockclient.Known(client) {
+	if strings.HasPrefix(client, lockclient.ExternalPrefix) {
+		if err := lockclient.Check(client); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		return 0
+	}
+	if !lockclient.Known(client) {
 		return fail(stderr, "unknown client %q: choose one of %s, or external:CMD", client, strings.Join(lockclient.Kinds(), ", "))
 	}
 	return 0

@@ -131,8 +131,9 @@ func TestImportCommand(t *testing.T) {
 		{[]string{"import", "jepsen", good, out}, "--ttl is required"},
 		{[]string{"import", "etcd", good, out}, `unknown format "etcd"`},
 		{[]string{"import", "jepsen", "--ttl", "1s", good}, "a format, a file and a folder"},
-		{[]string{"import", "jepsen", "--ttl", "1s", bad, out}, bad + ":13:37: map key :time has no value"},
-		{[]string{"import", "jepsen", "--ttl", "1s", filepath.Join(dir, "none.edn"), out}, "no such file"},
+		{[]string{"import", "jepsen", "--ttl", "1s", bad, filepath.Join(dir, "new")}, bad + ":13:37: map key :time has no value"},
+		{[]string{"import", "jepsen", "--ttl", "1s", filepath.Join(dir, "none.edn"), filepath.Join(dir, "new")}, "none.edn does not exist"},
+		{[]string{"import", "jepsen", "--ttl", "1s", good, out}, "holds a run (history.json): give a new folder, or --force"},
 	} {
 		stderr.Reset()
 		code := run(c.args, &stdout, &stderr)

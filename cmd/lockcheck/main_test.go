@@ -24,7 +24,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--server", "valkey-9.1", "--topology", "standalone", "--fault", "kill-primary"}, "does not fit a standalone topology"},
 		{[]string{"run", "--server", "valkey-9.1", "--fault", "bogus"}, "unknown fault"},
 		{[]string{"run", "--server", "valkey-9.1", "--client", "nosuch"}, "unknown client"},
-		{[]string{"run", "--server", "valkey-9.1", "--duration", "-1s"}, "must be positive"},
+		{[]string{"run", "--server", "valkey-9.1", "--duration", "-1s"}, "want a duration above 0"},
 		{[]string{"run", "--bogus"}, "run lockcheck run -h"},
 		{[]string{"run", "--server", "valkey-9.1", "--stall-rate", "2"}, "between 0 and 1"},
 		{[]string{"run", "--server", "valkey-9.1", "--topology", "sentinel", "--wait", "x"}, "is not a count"},

@@ -73,6 +73,9 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck matrix -h for the flags", fs.Arg(0))
 	}
+	if err := positive(fs, "duration", "ttl"); err != nil {
+		return fail(stderr, "%v", err)
+	}
 	if *parallel < 1 {
 		return fail(stderr, "--parallel %d: give 1 or more runs at once", *parallel)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,7 @@ import (
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
 	out := fs.String("out", "", "folder for the replay's files (default DIR-replay-<time>; with --count, one subfolder per replay)")
+	force := fs.Bool("force", false, "when --out holds a run already: replace that run's files (its result and reports would be stale)")
 	count := fs.Int("count", 1, "replay N times as a known-bad target: each replay must reach the run's verdict with the same kinds of failing findings; exit 0 when all did, 1 when one did not")
 	var sf sourceFlags
 	sf.register(fs)
@@ -46,12 +48,18 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !settled(stderr, into) {
 		return 0
 	}
-	if _, err := os.Stat(filepath.Join(dir, scenarios.TraceFileName)); err == nil {
-		return replayTrace(ctx, dir, sf, into, *count, stdout, stderr)
+	if err := runFolder(dir, "a folder lockcheck run or matrix wrote"); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, scenarios.TraceFileName)); err == nil {
+		return replayTrace(ctx, dir, sf, into, *count, *force, stdout, stderr)
 	}
 	f, err := scenarios.LoadRunFile(filepath.Join(dir, scenarios.RunFileName))
-	if err != nil {
+	if errors.Is(err, os.ErrNotExist) {
 		return fail(stderr, "%v: give a folder lockcheck run or matrix wrote", err)
+	}
+	if err != nil {
+		return fail(stderr, "%v", err)
 	}
 	s := f.Scenario
 	if err := s.Validate(); err != nil {
@@ -65,25 +73,33 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "%s plans faults %s but this lockcheck draws %s from its seed: replay it with the lockcheck that wrote it",
 			filepath.Join(dir, scenarios.RunFileName), events(f.Schedule), events(schedule))
 	}
-	fmt.Fprintf(stderr, "replay %s: fault schedule as planned: %s\n", dir, events(schedule))
 	src, err := sf.sources()
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	for _, b := range s.Builds() {
+		if _, err := harness.LookupBuild(b, src); err != nil {
+			return fail(stderr, "%s: %v", filepath.Join(dir, scenarios.RunFileName), err)
+		}
+	}
+	if err := claimReplayOut(into, *count, *force); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	fmt.Fprintf(stderr, "replay %s: fault schedule as planned: %s\n", dir, events(schedule))
 	if *count == 1 {
 		return execute(ctx, s, src, into, gate{}, stdout, stderr)
 	}
-	return replayTarget(ctx, dir, into, *count, stdout, stderr, func(ctx context.Context, eng *topology.Engine, out string) (*harness.Outcome, error) {
+	return replayTarget(ctx, dir, into, *count, *force, stdout, stderr, func(ctx context.Context, eng *topology.Engine, out string) (*harness.Outcome, error) {
 		return harness.Execute(ctx, eng, s, harness.Options{Out: out, Sources: src, Log: io.Discard})
 	})
 }
 
 // replayTrace plays DIR/trace.json (a shrink's reproducer in script form)
 // again, once or count times.
-func replayTrace(ctx context.Context, dir string, sf sourceFlags, out string, count int, stdout, stderr io.Writer) int {
+func replayTrace(ctx context.Context, dir string, sf sourceFlags, out string, count int, force bool, stdout, stderr io.Writer) int {
 	tr, err := scenarios.LoadTrace(filepath.Join(dir, scenarios.TraceFileName))
 	if err != nil {
-		return fail(stderr, "%v: give a folder lockcheck shrink wrote", err)
+		return fail(stderr, "%v", err)
 	}
 	src, err := sf.sources()
 	if err != nil {
@@ -92,12 +108,15 @@ func replayTrace(ctx context.Context, dir string, sf sourceFlags, out string, co
 	if _, err := harness.LookupBuild(tr.Scenario.Server, src); err != nil {
 		return fail(stderr, "%v", err)
 	}
+	if err := claimReplayOut(out, count, force); err != nil {
+		return fail(stderr, "%v", err)
+	}
 	fmt.Fprintf(stderr, "replay %s: a script of %d steps on %s %s:\n  %s\n", dir, len(tr.Steps), tr.Scenario.Server, tr.Scenario.Topology, strings.Join(tr.Describe(), "\n  "))
 	play := func(ctx context.Context, eng *topology.Engine, out string) (*harness.Outcome, error) {
 		return harness.ExecuteTrace(ctx, eng, tr, harness.Options{Out: out, Sources: src, Log: io.Discard})
 	}
 	if count > 1 {
-		return replayTarget(ctx, dir, out, count, stdout, stderr, play)
+		return replayTarget(ctx, dir, out, count, force, stdout, stderr, play)
 	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
@@ -119,10 +138,15 @@ func replayTrace(ctx context.Context, dir string, sf sourceFlags, out string, co
 // subfolder of out, and says how many reproduced its result.json: the
 // same verdict and the same kinds of failing findings. A case kept as a
 // known-bad target (a regression case) must reproduce every time.
-func replayTarget(ctx context.Context, dir, out string, count int, stdout, stderr io.Writer, play func(context.Context, *topology.Engine, string) (*harness.Outcome, error)) int {
+func replayTarget(ctx context.Context, dir, out string, count int, force bool, stdout, stderr io.Writer, play func(context.Context, *topology.Engine, string) (*harness.Outcome, error)) int {
 	want, err := reports.LoadRunResult(filepath.Join(dir, "result.json"))
 	if err != nil {
 		return fail(stderr, "%v: --count compares each replay with the run's result.json", err)
+	}
+	// the first replay's folder before the engine; each next one before
+	// its replay
+	if err := harness.ClaimOut(filepath.Join(out, "1"), force); err != nil {
+		return fail(stderr, "%v", err)
 	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
@@ -133,6 +157,9 @@ func replayTarget(ctx context.Context, dir, out string, count int, stdout, stder
 	fmt.Fprintf(stderr, "replay %d times, each must reach %s with %s\n", count, want.Verdict, orNone(wantKinds))
 	same := 0
 	for i := 1; i <= count; i++ {
+		if err := harness.ClaimOut(filepath.Join(out, fmt.Sprint(i)), force); err != nil {
+			return fail(stderr, "replay %d: %v", i, err)
+		}
 		o, err := play(ctx, eng, filepath.Join(out, fmt.Sprint(i)))
 		if err != nil {
 			return fail(stderr, "replay %d: %v", i, err)

@@ -36,7 +36,12 @@ type scenarioFlags struct {
 	wait, waitAOF                 string
 	onShort                       string
 	sourceFlags
+	fs    *flag.FlagSet
+	nodes *optional[int]
 }
+
+// mustBePositive are the flags whose 0 would mean the default.
+var mustBePositive = []string{"duration", "ttl", "clients", "keys", "nodes", "work-min", "work-max", "backoff-min", "backoff-max", "write-gap", "call-timeout", "tolerance"}
 
 // register adds lockcheck run's flags.
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
@@ -65,6 +70,7 @@ func (f *scenarioFlags) registerUpgrade(fs *flag.FlagSet) {
 // upgrade has steps in.
 func (f *scenarioFlags) registerWith(fs *flag.FlagSet, d scenarios.Scenario, upgrade bool) {
 	s := &f.s
+	f.fs = fs
 	if upgrade {
 		fs.StringVar(&s.Server, "from", "", "the build every node starts on, e.g. valkey-8.1")
 		fs.StringVar(&s.UpgradeTo, "to", "", "the build every node is moved onto, one at a time, e.g. valkey-9.1 (an older build: a rollback)")
@@ -75,7 +81,7 @@ func (f *scenarioFlags) registerWith(fs *flag.FlagSet, d scenarios.Scenario, upg
 		fs.Var(&f.faults, "fault", "fault to inject (repeatable): "+strings.Join(fault.Names(), ", "))
 		fs.Var(&f.faultAt, "fault-at", "FAULT@OFFSET[@KEY]: inject FAULT at OFFSET from the start, on KEY's primary (default the first key); repeatable; replaces the seed's fault schedule (lockcheck shrink writes these)")
 		fs.StringVar((*string)(&s.Topology), "topology", string(d.Topology), "standalone, replicated, sentinel, cluster, or redlock (independent primaries)")
-		fs.IntVar(&s.Nodes, "nodes", 0, "independent primaries of a redlock topology (default 3)")
+		f.nodes = optionalInt(fs, "nodes", "independent primaries of a redlock topology, a `number` (default 3)")
 	}
 	fs.BoolVar(&s.AOF, "aof", false, "turn on appendonly (appendfsync as --fsync says, always by default): a killed node keeps its data")
 	fs.StringVar((*string)(&s.Fsync), "fsync", "", "appendfsync policy with --aof: always (default), everysec or no; what a node's power loss (crash-restart) keeps")
@@ -114,6 +120,12 @@ func (f *scenarioFlags) registerWith(fs *flag.FlagSet, d scenarios.Scenario, upg
 func (f *scenarioFlags) scenario() (scenarios.Scenario, error) {
 	s := f.s
 	s.Faults = f.faults
+	if f.nodes != nil {
+		s.Nodes = f.nodes.or(0)
+	}
+	if err := positive(f.fs, mustBePositive...); err != nil {
+		return s, err
+	}
 	var err error
 	for name, v := range map[string]struct {
 		in  float64
@@ -156,9 +168,6 @@ func (f *scenarioFlags) scenario() (scenarios.Scenario, error) {
 	}
 	if s.Seed == 0 {
 		s.Seed = time.Now().UnixNano()%1_000_000_000 + 1
-	}
-	if s.Duration <= 0 || s.Clients <= 0 || s.Keys <= 0 {
-		return s, fmt.Errorf("--duration, --clients and --keys must be positive")
 	}
 	s = s.WithDefaults()
 	return s, s.Validate()
@@ -209,6 +218,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var sf scenarioFlags
 	sf.register(fs)
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<server>-<topology>-<client>-<seed>)")
+	force := fs.Bool("force", false, "when the output folder holds a run already: replace that run's files (its result and reports would be stale)")
 	stop := fs.Bool("stop-on-violation", false, "end the run (its check and files) once the live check finds a violation the client's options do not allow")
 	repeat := optionalInt(fs, "repeat", "run the scenario `N` times with seeds seed, seed+1, ..., each into OUT/seed-S (default 1; with --until-violation, 100)")
 	until := fs.Bool("until-violation", false, "stop at the first run that is violated (or misses --expect) and say how many runs it took; up to --repeat runs")
@@ -242,15 +252,21 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if runs == 1 {
+		if err := harness.ClaimOut(*out, *force); err != nil {
+			return fail(stderr, "%v", err)
+		}
 		return execute(ctx, s, src, *out, gate{e, *stop}, stdout, stderr)
 	}
-	return repeatRuns(ctx, s, src, *out, gate{e, *stop}, runs, *until, stdout, stderr)
+	if err := claimParent(*out); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return repeatRuns(ctx, s, src, *out, gate{e, *stop}, runs, *until, *force, stdout, stderr)
 }
 
 // repeatRuns runs s with seeds seed, seed+1, ... the way Jepsen and etcd's
 // robustness tests are looped until they fail: each run into its own
 // folder, one line per run, and at the end how many runs it took.
-func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, g gate, n int, until bool, stdout, stderr io.Writer) int {
+func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, g gate, n int, until, force bool, stdout, stderr io.Writer) int {
 	if out == "" {
 		out = strings.TrimSuffix(harness.DefaultOut(s), fmt.Sprintf("-%d", s.Seed))
 	}
@@ -258,6 +274,9 @@ func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources,
 	for i := range n {
 		s.Seed = first + int64(i)
 		dir := filepath.Join(out, fmt.Sprintf("seed-%d", s.Seed))
+		if err := harness.ClaimOut(dir, force); err != nil {
+			return fail(stderr, "%v", err)
+		}
 		code := execute(ctx, s, src, dir, g, stdout, stderr)
 		switch code {
 		case 0:

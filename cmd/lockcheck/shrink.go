@@ -19,6 +19,7 @@ import (
 func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("shrink", stderr)
 	out := fs.String("out", "", "folder for the reproducer (default DIR-shrunk)")
+	force := fs.Bool("force", false, "when --out holds a run already (an earlier shrink's): replace that run's files")
 	budget := fs.Duration("budget", 10*time.Minute, "time for the whole shrink, the confirmation included; Ctrl-C keeps the best found so far")
 	tries := fs.Int("tries", 3, "runs in a row that must all show the violation before a cut is kept (a script's cut: at most 2)")
 	confirm := fs.Int("confirm", 10, "replays of the reproducer at the end; at least 9 in 10 must show the violation")
@@ -57,12 +58,31 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !settled(stderr, reproducer, src) {
 		return 0
 	}
+	// The run is read and its builds known before the engine is asked.
+	if err := runFolder(dir, "the folder of a violated run (lockcheck run or matrix wrote it)"); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	in, err := harness.ShrinkInput(dir, *kind)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if filepath.Clean(reproducer) == filepath.Clean(dir) {
+		return fail(stderr, "--out %s is the run being shrunk: give another folder", reproducer)
+	}
+	if err := harness.ClaimOut(reproducer, *force); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	for _, b := range in.Scenario.Builds() {
+		if _, err := harness.LookupBuild(b, src); err != nil {
+			return fail(stderr, "%v", err)
+		}
+	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	res, err := harness.Shrink(ctx, eng, dir, harness.ShrinkOptions{Out: reproducer, Sources: src, Budget: *budget, Tries: *tries, Confirm: *confirm, Kind: *kind, Progress: stderr})
+	res, err := harness.Shrink(ctx, eng, dir, harness.ShrinkOptions{Out: reproducer, Sources: src, Budget: *budget, Tries: *tries, Confirm: *confirm, Kind: in.Kind, Progress: stderr})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

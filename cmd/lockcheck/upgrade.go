@@ -21,6 +21,7 @@ func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var sf scenarioFlags
 	sf.registerUpgrade(fs)
 	out := fs.String("out", "", "folder for the run's files (default runs/<time>-<from>-<topology>-<client>-<seed>)")
+	force := fs.Bool("force", false, "when --out holds a run already: replace that run's files (its result and reports would be stale)")
 	expect := fs.String("expect", "", "exit 0 or 1 by this expectation alone: lock-correct (the default), safe or fence-holds")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
@@ -49,6 +50,9 @@ func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if !settled(stderr, s) {
 		return 0
+	}
+	if err := harness.ClaimOut(dir, *force); err != nil {
+		return fail(stderr, "%v", err)
 	}
 	code = execute(ctx, s, src, dir, gate{expect: e}, stdout, stderr)
 	if r, err := reports.LoadRunResult(filepath.Join(dir, "result.json")); err == nil {

@@ -155,7 +155,13 @@ func Known(kind string) bool {
 // Check refuses, in one line that lists the kinds, a kind that is neither
 // built in nor external.
 func Check(kind string) error {
-	if strings.HasPrefix(kind, ExternalPrefix) || Known(kind) {
+	if cmd, ok := strings.CutPrefix(kind, ExternalPrefix); ok {
+		if strings.TrimSpace(cmd) == "" {
+			return fmt.Errorf("client %q names no adapter command: give external:CMD, e.g. external:./my-adapter", kind)
+		}
+		return nil
+	}
+	if Known(kind) {
 		return nil
 	}
 	return unknownKind(kind)
