@@ -51,10 +51,11 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 // The window also stops at the recorder's ring (history.TailOps): at full
 // speed that is a second or two of operations, and a live count that
 // copied ten seconds of them grew the run's memory by the hundreds of MiB.
-// A finding counts only once it starts before the recorder's settled
-// instant (history.Recorder.Settled): a release still in flight leaves
-// its hold open in the window, and the next holder's acquire would look
-// like a double holder until the release is recorded. Findings are
+// A finding counts only once it happened before the recorder's settled
+// instant (history.Recorder.Settled, liveAt): a release still in flight
+// leaves its hold open in the window, and the next holder's acquire, or
+// its write, would look like a double holder or a write over a holder
+// until the release is recorded. Findings are
 // counted once, by kind, key and start; findings the run's
 // options allow (a fenced client's double holders: checker.OptionsFor,
 // which also reads the acquires' fences) are not counted. It is
@@ -78,6 +79,17 @@ func newLiveCount(rec *history.Recorder, ttl time.Duration, fenced bool) *liveCo
 // double holder already, and one that a holder made after its lease ended
 // is a stale write, which the default gate allows an unfenced client.
 var liveChecks = []string{checker.DoubleHolder, checker.Fence}
+
+// liveAt is when a finding happened, for the settled rule: a double
+// holder at the start of its overlap; a fence finding at its end, since
+// it starts where the stale hold began, long before the write that makes
+// it a finding (and maybe before the release still in flight).
+func liveAt(f checker.Finding) int64 {
+	if f.Kind == checker.KindDoubleHolder {
+		return f.Start
+	}
+	return max(f.Start, f.End)
+}
 
 // pull adds the operations recorded since the last pull to the window.
 // A streaming recorder keeps only its latest ones (history.TailOps): if
@@ -120,7 +132,7 @@ func (l *liveCount) update(ctx context.Context) int {
 	for _, name := range liveChecks {
 		c, _ := res.Check(name)
 		for _, f := range c.Findings {
-			if f.Allowed || f.Start >= settled {
+			if f.Allowed || liveAt(f) >= settled {
 				continue
 			}
 			l.seen[fmt.Sprintf("%s %s %d", f.Kind, f.Key, f.Start)] = true

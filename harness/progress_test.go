@@ -110,3 +110,26 @@ func TestLiveCountWaitsForOperationsInFlight(t *testing.T) {
 		t.Fatalf("settled at %d with nothing in flight, now %d", s, rec.Now())
 	}
 }
+
+// A fenced run whose first holder's release is still in flight (frozen
+// inside the call, after the server deleted the key): the next holder's
+// acquire and write are no fence finding, though the window shows the
+// first hold open, since the release has not been recorded yet.
+func TestLiveCountWaitsForAReleaseInFlight(t *testing.T) {
+	rec := history.NewRecorder()
+	ms := int64(time.Millisecond)
+	rec.Add(history.Op{Client: 0, Worker: 0, Key: "lock:{k}", Kind: history.Acquire, Token: "a", TTLms: 10000,
+		Outcome: history.OK, Call: 0, Return: ms, Fence: 1, HasFence: true})
+	time.Sleep(5 * time.Millisecond)
+	rec.Begin(0) // worker 0's release, in flight from here
+	time.Sleep(5 * time.Millisecond)
+	now := rec.Now()
+	rec.Add(history.Op{Client: 1, Worker: 1, Key: "lock:{k}", Kind: history.Acquire, Token: "b", TTLms: 10000,
+		Outcome: history.OK, Call: now, Return: now + ms, Fence: 2, HasFence: true})
+	rec.Add(history.Op{Client: 1, Worker: 1, Key: "lock:{k}", Kind: history.Write, Token: "b", Fence: 2, HasFence: true,
+		Outcome: history.OK, Call: now + 2*ms, Return: now + 3*ms})
+	time.Sleep(10 * time.Millisecond)
+	if n := newLiveCount(rec, 10*time.Second, true).update(context.Background()); n != 0 {
+		t.Fatalf("%d violations while worker 0's release is in flight, want 0", n)
+	}
+}
