@@ -41,6 +41,8 @@ type keyCarry struct {
 	// first, with their resolved tokens; older counts those left out.
 	unknown []*anchor
 	older   int
+	// notice are the tenures still open at the cut (lossesOf).
+	notice map[int]*tenure
 }
 
 // anchor is an operation of an earlier chunk that a check still refers

@@ -15,6 +15,7 @@ import (
 type perKey struct {
 	segs                                         []segment
 	holds                                        []Hold
+	losses                                       []Loss
 	double, fence, resource, ttl, lost, rejected findings
 }
 
@@ -87,6 +88,7 @@ type part struct {
 	writes     []history.Op
 	lin        linPart
 	linRan     bool
+	notice     noticePart
 }
 
 // chunkSet says which part of a history checkPart is given: h's first
@@ -100,7 +102,7 @@ type chunkSet struct {
 	idx     []int32
 	carries map[string]*keyCarry
 	cut     int64
-	sink    func(key string, holds []Hold, writes []history.Op)
+	sink    func(key string, holds []Hold, writes []history.Op, losses []Loss)
 }
 
 // wholeSet is the chunkSet of a whole history.
@@ -132,6 +134,7 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 		k.prepare(h, carry)
 		o.segs = segments(h, k, ki, loss, counterLoss, tol, cc)
 		o.holds = holdsOf(h, k, end, byClient, cc)
+		o.losses = lossesOf(h, k, end, byClient, cc)
 		doubleHolders(o.holds, byClient, faults, opts.AllowDoubleHolders, &o.double)
 		fenceChecks(h, k, counterLoss, faults, &o.fence, &o.lost, cc)
 		writesOverHolders(h, k, o.holds, loss, faults, &o.fence, &o.lost)
@@ -178,6 +181,7 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 			carry.chunk++
 		}
 		holds := outs[i].holds
+		p.notice.add(outs[i].losses)
 		if cs.sink != nil && (cs.cut != never || cs.carries[k.name] != nil && cs.carries[k.name].chunk > 1) {
 			sortHolds(holds)
 			if cs.idx != nil {
@@ -185,12 +189,13 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 					renumberHold(&holds[j], cs.idx)
 				}
 			}
-			cs.sink(k.name, holds, shownWrites(h, k, nil, -1))
+			cs.sink(k.name, holds, shownWrites(h, k, nil, -1), outs[i].losses)
 			outs[i] = perKey{}
 			continue
 		}
 		at, found := first[k.name]
 		holds = shownHolds(holds, at, found)
+		p.notice.show(outs[i].losses, holds)
 		p.heldTotal[k.name] = len(outs[i].holds)
 		p.holds = append(p.holds, holds...)
 		p.writes = append(p.writes, shownWrites(h, k, holds, ShownHolds)...)
@@ -212,6 +217,7 @@ func (p *part) merge(q *part) {
 		p.heldTotal[k] = n
 	}
 	p.lin.merge(&q.lin)
+	p.notice.merge(&q.notice)
 	p.linRan = p.linRan || q.linRan
 }
 
@@ -219,6 +225,7 @@ func (p *part) merge(q *part) {
 func (p *part) result(opts Options, sum summary) *Result {
 	res := &Result{Ops: sum.ops, Keys: p.keys, Options: opts, Holds: p.holds, HeldTotal: p.heldTotal, Writes: p.writes,
 		Segments: p.segs, Porcupine: p.lin.porcupine, Picture: p.lin.pic}
+	res.Notice = p.notice.result()
 	all := &p.found
 	checks := map[string]Check{
 		DoubleHolder: all[0].check(DoubleHolder, "double holders"),

@@ -25,6 +25,10 @@
 //   - lost_locks (informational): a nil extend or a 0 release, and a fence
 //     handed out twice because a fault rolled the counter back.
 //
+// Besides the checks, every result carries the time to notice (Notices,
+// notice.go): how long a holder went on after losing its lock before a
+// reply told it. It fails nothing.
+//
 // Long histories are cut per key into segments at instants where the lock is
 // known to be free and no operation is open; each segment is checked on its
 // own, first by a linear greedy search for a witness order and, only when that

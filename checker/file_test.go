@@ -57,6 +57,7 @@ func TestRunFileAgreesWithRun(t *testing.T) {
 			violated++
 		}
 		sameChecks(t, seed, got, want)
+		sameNotice(t, seed, got, want)
 		if !reflect.DeepEqual(holdSet(got.Holds), holdSet(want.Holds)) || len(got.Writes) != len(want.Writes) {
 			t.Fatalf("seed %d: holds or writes differ:\n%v\n%v", seed, holdSet(got.Holds), holdSet(want.Holds))
 		}
@@ -197,6 +198,7 @@ func TestRunFileChunksAKey(t *testing.T) {
 			violated++
 		}
 		sameChecks(t, seed, got, want)
+		sameNotice(t, seed, got, want)
 		if !reflect.DeepEqual(holdSet(got.Holds), holdSet(want.Holds)) || !reflect.DeepEqual(got.HeldTotal, want.HeldTotal) || len(got.Writes) != len(want.Writes) {
 			t.Fatalf("seed %d: holds or writes differ (%d/%d holds of %v/%v, %d/%d writes)\n%v\n%v", seed, len(got.Holds), len(want.Holds), got.HeldTotal, want.HeldTotal, len(got.Writes), len(want.Writes), holdSet(got.Holds), holdSet(want.Holds))
 		}

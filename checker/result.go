@@ -309,6 +309,8 @@ type Result struct {
 	Holds     []Hold         `json:"-"`
 	HeldTotal map[string]int `json:"-"`
 	Writes    []history.Op   `json:"-"`
+	// Notice is how long holders went on after losing a lock (notice.go).
+	Notice
 }
 
 // Check returns the check with the given name.

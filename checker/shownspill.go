@@ -23,18 +23,19 @@ type shownSpill struct {
 	err  error
 }
 
-// keyShown is one key's two files, holds in start order and writes in
-// call order.
+// keyShown is one key's files, holds in start order, writes in call
+// order, and losses (its chunks' lossesOf).
 type keyShown struct {
 	n              int
 	holds, writes  *os.File
 	holdsW, writeW *bufio.Writer
+	losses         *lossSpill
 }
 
 // add is checkPart's sink for a key checked in chunks: the chunk's holds,
-// in start order with the whole history's operation indices, and its
-// writes.
-func (s *shownSpill) add(key string, holds []Hold, writes []history.Op) {
+// in start order with the whole history's operation indices, its writes
+// and its losses.
+func (s *shownSpill) add(key string, holds []Hold, writes []history.Op, losses []Loss) {
 	if s.err != nil {
 		return
 	}
@@ -49,6 +50,7 @@ func (s *shownSpill) add(key string, holds []Hold, writes []history.Op) {
 			return
 		}
 		k.holdsW, k.writeW = bufio.NewWriterSize(k.holds, 1<<16), bufio.NewWriterSize(k.writes, 1<<16)
+		k.losses = &lossSpill{path: base + ".losses"}
 		s.keys[key] = k
 	}
 	for i := range holds {
@@ -64,6 +66,7 @@ func (s *shownSpill) add(key string, holds []Hold, writes []history.Op) {
 		}
 	}
 	k.n += len(holds)
+	s.err = k.losses.add(losses)
 }
 
 // into puts each key's shown holds and writes, and its count of holds,
@@ -97,6 +100,11 @@ func (s *shownSpill) into(p *part) error {
 		if err != nil {
 			return err
 		}
+		losses, err := k.losses.shown(name, holds)
+		if err != nil {
+			return err
+		}
+		p.notice.shown = append(p.notice.shown, losses...)
 		p.heldTotal[name] = k.n
 		p.holds = append(p.holds, holds...)
 		p.writes = append(p.writes, writes...)
@@ -189,6 +197,7 @@ func (s *shownSpill) close() {
 	for _, k := range s.keys {
 		k.holds.Close()
 		k.writes.Close()
+		k.losses.close()
 	}
 }
 

@@ -56,6 +56,10 @@ type Report struct {
 	// Coverage is what the run exercised; with Scenario.UntilCovered it
 	// ended once that met its goal.
 	Coverage history.Coverage
+	// TimeToNotice is how long the library's holders went on after
+	// losing a lock before a reply told them (checker.NoticeSummary): how
+	// soon a library says so is part of what it promises its caller.
+	TimeToNotice checker.NoticeSummary
 }
 
 // Option adjusts how a run is judged or kept.
@@ -157,6 +161,9 @@ func (e *Env) Run(t testing.TB, s Scenario, newClient NewClient, opts ...Option)
 	if c := out.History.Meta.Coverage; c != nil {
 		r.Coverage = *c
 	}
+	if n := out.Check.TimeToNotice; n != nil {
+		r.TimeToNotice = *n
+	}
 	if out.Interrupted {
 		t.Fatalf("locktest: %s: interrupted after %d operations, no verdict (run folder %s)", name, r.Ops, dir)
 	}
@@ -164,8 +171,8 @@ func (e *Env) Run(t testing.TB, s Scenario, newClient NewClient, opts ...Option)
 		t.Errorf("locktest: %s: %v\n\treport: %s", name, err, filepath.Join(dir, "report.html"))
 		return r
 	}
-	t.Logf("locktest: %s: %s, as expected (%s); covered %s in %s%s", name, r.Class, r.Summary, r.Coverage,
-		time.Duration(out.History.Meta.DurationNs).Round(100*time.Millisecond), map[bool]string{true: ", the goal met (UntilCovered)"}[r.Coverage.Covered])
+	t.Logf("locktest: %s: %s, as expected (%s); covered %s in %s%s; time to notice: %s", name, r.Class, r.Summary, r.Coverage,
+		time.Duration(out.History.Meta.DurationNs).Round(100*time.Millisecond), map[bool]string{true: ", the goal met (UntilCovered)"}[r.Coverage.Covered], r.TimeToNotice)
 	return r
 }
 

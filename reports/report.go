@@ -98,6 +98,7 @@ section.key { margin-bottom: 1.2em; }
 <tr><th>check</th><th>status</th><th>count</th><th>summary</th></tr>
 {{range .Res.Checks}}<tr class="{{.Status}}"><td>{{.Name}}</td><td class="status">{{.Status}}</td><td>{{.Count}}</td><td>{{.Summary}}</td></tr>
 {{end}}</table>
+{{with .Res.TimeToNotice}}<p>Time to notice, from a lost lock to its holder's first reply that said so: {{.}}.</p>{{end}}
 {{if .Picture}}<p>Porcupine's view: <a href="linearizability.html">linearizability.html</a>, showing {{.Picture}}.</p>{{end}}
 <h2>Findings</h2>
 {{range .Res.Checks}}{{if .Findings}}<details{{if eq .Status "fail"}} open{{end}}>
@@ -118,7 +119,7 @@ section.key { margin-bottom: 1.2em; }
 {{range .Faults}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td>{{secs .Start}}</td><td>{{if .End}}{{secs .End}}{{else}}end of run{{end}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Timeline</h2>
-<p class="legend"><span><i style="background:#4a78b5"></i>held</span><span><i style="background:#d62728"></i>two holders</span><span><i style="background:#ff7f0e;opacity:.3"></i>fault</span><span><i style="background:#2ca02c"></i>write accepted</span><span><i style="background:#7f7f7f"></i>write rejected</span><span><i style="background:#9467bd"></i>no legal order</span><span><i style="background:#8c564b"></i>TTL problem</span><span><i style="background:#e6a800"></i>lost lock</span></p>
+<p class="legend"><span><i style="background:#4a78b5"></i>held</span><span><i style="background:#d62728"></i>two holders</span><span><i style="background:#ff7f0e;opacity:.3"></i>fault</span><span><i style="background:#2ca02c"></i>write accepted</span><span><i style="background:#7f7f7f"></i>write rejected</span><span><i style="background:#9467bd"></i>no legal order</span><span><i style="background:#8c564b"></i>TTL problem</span><span><i style="background:#e6a800"></i>lost lock</span><span><i style="background:rgba(74,120,181,.2);outline:1px dashed #4a78b5"></i>lost, holder not yet told</span><span><i style="background:rgba(74,120,181,.2);outline:1px dashed #d62728"></i>lost, holder never told</span></p>
 {{range .Timelines}}<section class="key"><h3>{{.Key}}</h3>{{if .Caption}}<p class="caption">{{.Caption}}</p>{{end}}
 {{.SVG}}
 </section>

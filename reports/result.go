@@ -42,6 +42,9 @@ type RunResult struct {
 	Replay string `json:"replay,omitempty"`
 	// Steps is a rolling upgrade's step table.
 	Steps []Step `json:"steps,omitempty"`
+	// TimeToNotice is how long holders went on after losing a lock
+	// (checker.NoticeSummary); absent from results older than it.
+	TimeToNotice *checker.NoticeSummary `json:"time_to_notice,omitempty"`
 }
 
 // NewRunResult joins a history's metadata and the checker's result.
@@ -59,6 +62,7 @@ func NewRunResult(h *history.History, res *checker.Result, notes []string) RunRe
 		Seed: h.Meta.Seed, Server: h.Meta.Server, Version: h.Meta.Version, Topology: h.Meta.Topology, Client: h.Meta.Client,
 		Faults: faults, Ops: res.Ops, Injected: injected, DurationMs: h.Meta.DurationNs / 1e6,
 		TTLms: h.Meta.TTLms, Clients: h.Meta.Clients, Keys: h.Meta.Keys, Coverage: h.Meta.Coverage, Checks: res.Checks, NotReproduced: res.NotReproduced, Notes: notes, Steps: Steps(h, res.Checks),
+		TimeToNotice: res.TimeToNotice,
 	}
 }
 

@@ -52,6 +52,7 @@ type keyData struct {
 	holds    []checker.Hold
 	writes   []history.Op
 	findings []checker.Finding
+	losses   []checker.Loss
 	// total counts the key's holds, of which the checker kept holds.
 	total int
 }
@@ -61,9 +62,10 @@ type keyData struct {
 // It returns the pictures and how many keys were left out.
 func timelines(h *history.History, res *checker.Result, o TimelineOptions) ([]keyTimeline, int) {
 	o = o.withDefaults()
-	holds, writes := res.Holds, res.Writes
+	holds, writes, losses := res.Holds, res.Writes, res.Losses
 	if holds == nil { // a result checker.Run did not make
 		holds, writes = checker.Holds(h), nil
+		losses, _ = checker.Notices(h)
 		for _, op := range h.Ops {
 			if op.Kind == history.Write {
 				writes = append(writes, op)
@@ -84,6 +86,9 @@ func timelines(h *history.History, res *checker.Result, o TimelineOptions) ([]ke
 	}
 	for _, op := range writes {
 		get(op.Key).writes = append(get(op.Key).writes, op)
+	}
+	for _, l := range losses {
+		get(l.Key).losses = append(get(l.Key).losses, l)
 	}
 	for k, n := range res.HeldTotal {
 		get(k).total = n
@@ -161,6 +166,7 @@ var colors = map[string]string{
 	"illegal_lock": "#9467bd", "illegal_fence": "#9467bd", "timeout": "#c5b0d5", "undecided": "#c5b0d5",
 	"stuck": "#8c564b", "no_expiry": "#8c564b",
 	"mark": "#d62728", "lost_lock": "#e6a800",
+	"unheld": "#4a78b5", "untold": "#d62728",
 }
 
 // Layout of one picture.
@@ -184,23 +190,7 @@ func drawKey(key string, d *keyData, faults []history.Fault, end int64, o Timeli
 		return labelW + float64(t-a)/float64(b-a)*plotW
 	}
 	in := func(s, e int64) bool { return e >= a && s <= b }
-
-	workers := map[int]bool{}
-	for _, hd := range d.holds {
-		if in(hd.Start, hd.End) {
-			workers[hd.Worker] = true
-		}
-	}
-	for _, w := range d.writes {
-		if in(w.Call, w.Return) {
-			workers[w.Worker] = true
-		}
-	}
-	lanes := make([]int, 0, len(workers))
-	for w := range workers {
-		lanes = append(lanes, w)
-	}
-	slices.Sort(lanes)
+	lanes := lanesOf(d, in)
 	lane := map[int]int{}
 	for i, w := range lanes {
 		lane[w] = i
@@ -242,6 +232,7 @@ func drawKey(key string, d *keyData, faults []history.Fault, end int64, o Timeli
 		fmt.Fprintf(&s, `<rect class="hold" fill="#4a78b5" x="%.1f" y="%.0f" width="%.1f" height="%d" rx="2"><title>%s</title></rect>`,
 			x0, laneY(hd.Worker), max(x1-x0, 1), rowH, html.EscapeString(holdText(hd)))
 	}
+	drawLosses(&s, d.losses, x, in, laneY, lane)
 	for _, f := range d.findings {
 		drawFinding(&s, f, x, in, laneY, lane)
 	}
@@ -263,6 +254,33 @@ func drawKey(key string, d *keyData, faults []history.Fault, end int64, o Timeli
 	axis(&s, a, b, x, plotH, o.Width)
 	s.WriteString(`</svg>`)
 	return keyTimeline{Key: key, Caption: caption, SVG: template.HTML(s.String())}
+}
+
+// lanesOf lists the workers with a hold, a write or a lost lock drawn,
+// one lane each, in order.
+func lanesOf(d *keyData, in func(int64, int64) bool) []int {
+	workers := map[int]bool{}
+	for _, hd := range d.holds {
+		if in(hd.Start, hd.End) {
+			workers[hd.Worker] = true
+		}
+	}
+	for _, w := range d.writes {
+		if in(w.Call, w.Return) {
+			workers[w.Worker] = true
+		}
+	}
+	for _, l := range d.losses {
+		if in(l.LostAt, l.ToldAt) {
+			workers[l.Worker] = true
+		}
+	}
+	lanes := make([]int, 0, len(workers))
+	for w := range workers {
+		lanes = append(lanes, w)
+	}
+	slices.Sort(lanes)
+	return lanes
 }
 
 // drawFinding marks a finding: overlaps in red on both holders' lanes and

@@ -35,6 +35,9 @@ func WriteVerdict(w io.Writer, rr RunResult, dir string) {
 	if rr.Class == checker.ClassStale {
 		fmt.Fprintf(w, "class: stale-writes: an unfenced holder wrote after its lease had ended (a stall or a pause) and no two workers believed they held at once; a correct unfenced lock cannot stop this, only a fence can\n")
 	}
+	if rr.TimeToNotice != nil {
+		fmt.Fprintf(w, "time to notice: %s\n", rr.TimeToNotice)
+	}
 	for _, why := range rr.NotReproduced {
 		fmt.Fprintf(w, "not reproduced: %s\n", why)
 	}
