@@ -11,19 +11,6 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// perKey is what the per-key checks found on one key.
-type perKey struct {
-	segs                                         []segment
-	holds                                        []Hold
-	losses                                       []Loss
-	double, fence, resource, ttl, lost, rejected findings
-}
-
-// all are the findings in the order Run merges them.
-func (o *perKey) all() [6]*findings {
-	return [6]*findings{&o.double, &o.fence, &o.resource, &o.ttl, &o.lost, &o.rejected}
-}
-
 // Run runs every check on h. It returns an error only for a history it
 // cannot interpret (or options that make no sense): a bad input, not a
 // verdict. The history is not modified.
@@ -66,29 +53,42 @@ type summary struct {
 	// end is the history's last instant (History.End).
 	end int64
 	// workers: the history names workers (else holders are told apart by
-	// client id); fences, counterWrites: some operation has one.
-	workers, fences, counterWrites bool
+	// client id).
+	workers bool
+	// has marks, by checkID, the checks with needs that some operation
+	// meets.
+	has uint64
 }
 
 func (s *summary) add(op *history.Op) {
 	s.ops++
 	s.end = max(s.end, op.Return, op.Call)
 	s.workers = s.workers || op.Worker != 0
-	s.fences = s.fences || op.HasFence
-	s.counterWrites = s.counterWrites || counterWrite(op)
+	if s.has != needyAll {
+		for _, id := range needy {
+			if s.has&(1<<id) == 0 && checkTable[id].needs(op) {
+				s.has |= 1 << id
+			}
+		}
+	}
+}
+
+// lacks says whether the history has nothing the check judges.
+func (s *summary) lacks(id checkID) bool {
+	return checkTable[id].needs != nil && s.has&(1<<id) == 0
 }
 
 // part is what the checks found on some of a history's keys; parts of
 // different keys merge (RunFile checks a group of keys at a time).
 type part struct {
 	keys, segs int
-	found      [6]findings
+	found      byCheck
 	holds      []Hold
 	heldTotal  map[string]int
 	writes     []history.Op
 	lin        linPart
-	linRan     bool
 	notice     noticePart
+	linRan     bool
 }
 
 // chunkSet says which part of a history checkPart is given: h's first
@@ -112,68 +112,81 @@ func wholeSet(h *history.History) chunkSet { return chunkSet{own: len(h.Ops), cu
 // of a history's keys, or a chunk of one (cs); sum describes the whole
 // history.
 func checkPart(ctx context.Context, h *history.History, opts Options, sum summary, cs chunkSet) *part {
-	end := sum.end
-	keys := groupByKey(h, cs.own)
-	loss, counterLoss := newLossWindows(h, end, opts), newCounterLoss(h, end, opts)
-	clockLoss := lossWindowsOf(h, end, opts, clockFault)
-	faults := newFaultIndex(h, end)
-	tol := int64(opts.ClockTolerance)
-	byClient := !sum.workers
-
-	outs := make([]perKey, len(keys))
-	parallel(len(keys), opts.Workers, func(ki int) {
-		k, o := keys[ki], &outs[ki]
-		carry := cs.carries[k.name]
-		if carry == nil {
-			carry = &keyCarry{}
-		}
-		cc := &chunkCtx{carry: carry, idx: cs.idx, cut: cs.cut}
-		for _, f := range o.all() {
-			f.max = opts.MaxFindings
-		}
-		k.prepare(h, carry)
-		o.segs = segments(h, k, ki, loss, counterLoss, tol, cc)
-		o.holds = holdsOf(h, k, end, byClient, cc)
-		o.losses = lossesOf(h, k, end, byClient, cc)
-		doubleHolders(o.holds, byClient, faults, opts.AllowDoubleHolders, &o.double)
-		fenceChecks(h, k, counterLoss, faults, &o.fence, &o.lost, cc)
-		writesOverHolders(h, k, o.holds, loss, faults, &o.fence, &o.lost)
-		lostIncrements(h, k, faults, &o.resource, cc)
-		noExpiry(h, k, faults, &o.ttl)
-		wrongLease(h, k, loss, tol, faults, &o.ttl)
-		if opts.Majority {
-			lateGrants(h, k, tol, faults, &o.ttl)
-		} else {
-			stuck(h, k, stuckExcused(loss, clockLoss, k.maxTTL, tol), tol, faults, &o.ttl, cc)
-		}
-		lostLocks(h, k, faults, &o.lost)
-		rejectedCommands(h, k, faults, &o.rejected)
-		carryUnknown(h, k, cc)
-		if cs.cut != never {
-			carry.lastToken = make(map[int]string, len(k.last))
-			for w, t := range k.last {
-				carry.lastToken[w] = k.tokens[t]
-			}
-		}
-	})
-
-	p := &part{keys: len(keys)}
-	for i := range p.found {
-		p.found[i].max = opts.MaxFindings
-	}
-	var segs []segment
+	x := newPartCheck(ctx, h, opts, sum, groupByKey(h, cs.own))
+	outs := x.checkKeys(cs)
+	p := &part{keys: len(x.keys), found: newByCheck(nil, opts.MaxFindings)}
 	for i := range outs {
-		o := &outs[i]
-		for n, f := range o.all() {
-			p.found[n].merge(f)
+		p.found.merge(outs[i].found)
+		x.segs = append(x.segs, outs[i].segs...)
+	}
+	p.segs = len(x.segs)
+	for i := range checkTable {
+		if r := &checkTable[i]; r.acrossKeys != nil {
+			r.acrossKeys(x, p, &p.found[i])
 		}
-		segs = append(segs, o.segs...)
 	}
-	p.segs = len(segs)
-	if opts.Timeout >= 0 && !opts.skips(Linearizability) {
-		m := &model{loss: loss, counterLoss: counterLoss, tol: tol}
-		p.lin, p.linRan = linearizability(ctx, h, keys, segs, m, faults, opts), true
+	p.keep(h, x.keys, outs, cs)
+	return p
+}
+
+// keyOut is what the per-key checks found on one key.
+type keyOut struct {
+	segs   []segment
+	holds  []Hold
+	losses []Loss
+	found  byCheck
+}
+
+// checkKeys runs each row's perKey on every key, in parallel.
+func (x *partCheck) checkKeys(cs chunkSet) []keyOut {
+	n := len(checkTable)
+	outs := make([]keyOut, len(x.keys))
+	backing := make([]findings, len(x.keys)*n)
+	parallelWorkers(len(x.keys), x.opts.Workers, func() (func(int), func()) {
+		// One keyCheck per goroutine, for key after key: the rows are
+		// called through function values, so what they are handed lives
+		// on the heap, and one per key would be allocations per key.
+		kc := &keyCheck{partCheck: x}
+		return func(ki int) {
+			outs[ki].found = newByCheck(backing[ki*n:], x.opts.MaxFindings)
+			kc.check(x.keys[ki], ki, cs, &outs[ki])
+		}, func() {}
+	})
+	return outs
+}
+
+// check runs every row's perKey on k, the part's key ki, into o.
+func (x *keyCheck) check(k *keyOps, ki int, cs chunkSet, o *keyOut) {
+	carry := cs.carries[k.name]
+	if carry == nil {
+		x.own = keyCarry{}
+		carry = &x.own
 	}
+	x.chunk = chunkCtx{carry: carry, idx: cs.idx, cut: cs.cut}
+	x.k, x.cc, x.found = k, &x.chunk, o.found
+	k.prepare(x.h, carry)
+	o.segs = segments(x.h, k, ki, x.loss, x.counterLoss, x.tol, x.cc)
+	o.holds = holdsOf(x.h, k, x.end, x.byClient, x.cc)
+	o.losses = lossesOf(x.h, k, x.end, x.byClient, x.cc)
+	x.holds = o.holds
+	for i := range checkTable {
+		if r := &checkTable[i]; r.perKey != nil {
+			r.perKey(x, &o.found[i])
+		}
+	}
+	carryUnknown(x.h, k, x.cc)
+	if cs.cut != never {
+		carry.lastToken = make(map[int]string, len(k.last))
+		for w, t := range k.last {
+			carry.lastToken[w] = k.tokens[t]
+		}
+	}
+}
+
+// keep keeps what a report draws of each key (its shown holds and the
+// writes inside them, around its first finding), or hands a key checked
+// in chunks to cs.sink.
+func (p *part) keep(h *history.History, keys []*keyOps, outs []keyOut, cs chunkSet) {
 	first := p.firstFindings()
 	p.heldTotal = map[string]int{}
 	for i, k := range keys {
@@ -190,7 +203,7 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 				}
 			}
 			cs.sink(k.name, holds, shownWrites(h, k, nil, -1), outs[i].losses)
-			outs[i] = perKey{}
+			outs[i] = keyOut{}
 			continue
 		}
 		at, found := first[k.name]
@@ -199,18 +212,15 @@ func checkPart(ctx context.Context, h *history.History, opts Options, sum summar
 		p.heldTotal[k.name] = len(outs[i].holds)
 		p.holds = append(p.holds, holds...)
 		p.writes = append(p.writes, shownWrites(h, k, holds, ShownHolds)...)
-		outs[i] = perKey{}
+		outs[i] = keyOut{}
 	}
-	return p
 }
 
 // merge adds q's findings, holds and segments to p's.
 func (p *part) merge(q *part) {
 	p.keys += q.keys
 	p.segs += q.segs
-	for i := range p.found {
-		p.found[i].merge(&q.found[i])
-	}
+	p.found.merge(q.found)
 	p.holds = append(p.holds, q.holds...)
 	p.writes = append(p.writes, q.writes...)
 	for k, n := range q.heldTotal {
@@ -226,35 +236,27 @@ func (p *part) result(opts Options, sum summary) *Result {
 	res := &Result{Ops: sum.ops, Keys: p.keys, Options: opts, Holds: p.holds, HeldTotal: p.heldTotal, Writes: p.writes,
 		Segments: p.segs, Porcupine: p.lin.porcupine, Picture: p.lin.pic}
 	res.Notice = p.notice.result()
-	all := &p.found
-	checks := map[string]Check{
-		DoubleHolder: all[0].check(DoubleHolder, "double holders"),
-		Fence:        all[1].check(Fence, "fence violations"),
-		Resource:     all[2].check(Resource, "lost increments"),
-		TTL:          all[3].check(TTL, "leases wrong (no expiry, stuck, not as asked, granted late)"),
-		LostLocks:    all[4].check(LostLocks, "lost-lock incidents"),
-		Rejected:     all[5].check(Rejected, "lock commands rejected with an error"),
-	}
-	if !sum.fences {
-		checks[Fence] = Check{Name: Fence, Status: Skipped, Summary: "no fenced operations in the history"}
-	}
-	if !sum.counterWrites {
-		checks[Resource] = Check{Name: Resource, Status: Skipped, Summary: "no unfenced counter writes in the history"}
-	}
-	if p.linRan {
-		checks[Linearizability] = p.lin.check(opts)
-	} else {
-		checks[Linearizability] = Check{Name: Linearizability, Status: Skipped, Summary: "skipped by options"}
-	}
-	for _, name := range CheckNames {
-		c := checks[name]
-		if opts.skips(name) {
-			c = Check{Name: name, Status: Skipped, Summary: "skipped by options"}
-		}
-		res.Checks = append(res.Checks, c)
+	for i := range checkTable {
+		res.Checks = append(res.Checks, p.check(checkID(i), opts, sum))
 	}
 	res.decide()
 	return res
+}
+
+// check is one check's outcome: skipped when the options say so or the
+// history has nothing it judges, else as its row decides, else its
+// findings counted.
+func (p *part) check(id checkID, opts Options, sum summary) Check {
+	r := &checkTable[id]
+	switch {
+	case opts.skips(r.name):
+		return Check{Name: r.name, Status: Skipped, Summary: "skipped by options"}
+	case sum.lacks(id):
+		return Check{Name: r.name, Status: Skipped, Summary: r.idle}
+	case r.decide != nil:
+		return r.decide(p, &p.found[id], opts)
+	}
+	return p.found[id].check(r.name, r.noun)
 }
 
 // Holds computes the hold intervals of every key of h (see Hold), keys in
@@ -288,15 +290,6 @@ func widen(ws lossWindows, span int64) lossWindows {
 		out[i] = window{w.start, satAdd(w.end, span)}
 	}
 	return out
-}
-
-// stuckExcused are the instants at which a key still taken is not judged
-// stuck: each loss window and the longest lease after it (a failover may
-// keep a rolled-back lease), and after a clock fault three leases more: a
-// clock that went forward by up to two leases and back again has stretched
-// by as much every lease set while it was forward, which the server keeps.
-func stuckExcused(loss, clock lossWindows, maxTTL, tol int64) lossWindows {
-	return mergeWindows(append(widen(loss, satAdd(maxTTL, tol)), widen(clock, satAdd(3*maxTTL, tol))...))
 }
 
 // parallel calls f(0..n-1) on up to workers goroutines.

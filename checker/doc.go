@@ -3,27 +3,10 @@
 // testable on hand-built histories and a saved run can be checked again
 // offline.
 //
-// The checks, each named after the guarantee it tests:
-//   - double_holder: two workers believe at once that they hold one key. A
-//     worker believes from an OK acquire, and from an OK extend even after
-//     its lease had ended, until its release, a failed extend or its lease
-//     end; beliefs are told apart by worker, whatever the tokens say, so a
-//     token shared by two acquisitions does not hide two holders;
-//   - fence: the resource accepted a write with a fence not above one it
-//     accepted before, or a write from a holder whose fence was stale (a
-//     higher fence had been handed out before the write), or one fence was
-//     handed to two holders with no fault between them;
-//   - resource: an unfenced counter lost an increment (the visible effect of
-//     a double holder on an unfenced client);
-//   - linearizability: porcupine finds no legal order for the lock and the
-//     fence-counter operations of a key under a model in which a lease may
-//     end from its TTL on and, during faults, the key may be lost;
-//   - ttl: a lock key left without expiry, a key nobody could take again
-//     long after every lease on it ended, or a lease nobody asked for (an
-//     observation right after an acquire or extend that finds the holder's
-//     token with more or less time left than that command can have set);
-//   - lost_locks (informational): a nil extend or a 0 release, and a fence
-//     handed out twice because a fault rolled the counter back.
+// The checks are the rows of checkTable (checks.go), in the order a Result
+// lists them (CheckNames): double_holder, fence, resource,
+// linearizability, ttl, rejected and lost_locks. The doc of each one's
+// name (DoubleHolder, Fence, ...) says what fails it.
 //
 // Besides the checks, every result carries the time to notice (Notices,
 // notice.go): how long a holder went on after losing its lock before a
@@ -63,4 +46,57 @@
 //     the server answered.
 //   - Fault windows name the fault; by default (LossDuringFaults) a key may
 //     lose or roll back its state in any fault window and FaultGrace after it.
+//
+// # Adding a check
+//
+// A check is one file and one row of checkTable: nothing else lists the
+// checks, so its findings, its place in a Result, Options.Skip and the
+// explanations of its findings all follow from the row. Say a lease longer
+// than a minute were a finding:
+//
+// First a file, leasecap.go, with the check's name, its finding kind, the
+// function that finds it on one key, and the explanation of a finding:
+//
+//	// LeaseCap: an acquire or extend asked for a lease over a minute.
+//	const LeaseCap = "lease_cap"
+//
+//	// KindLongLease: an acquire or extend that asked for over a minute.
+//	const KindLongLease FindingKind = "long_lease"
+//
+//	// checkLeaseCap is the lease_cap check on one key.
+//	func checkLeaseCap(x *keyCheck, out *findings) {
+//		for _, i := range x.k.ops {
+//			op := &x.h.Ops[i]
+//			if op.TTLms > 60_000 {
+//				out.add(Finding{Kind: KindLongLease, Key: x.k.name, Start: op.Call, End: op.Return,
+//					Summary: fmt.Sprintf("%s: worker %d asked for %d ms", x.k.name, op.Worker, op.TTLms),
+//					Ops: []OpRef{{Index: int(i), Op: *op}}, Faults: x.faults.during(op.Call, op.Return)})
+//			}
+//		}
+//	}
+//
+//	func explainLongLease(f *Finding, c explainCtx) string {
+//		return upper(did(&f.Ops[0].Op)) + ", asking for a lease over a minute."
+//	}
+//
+// Then its row in checkTable, at the place it is to have among a Result's
+// checks:
+//
+//	{name: LeaseCap, noun: "leases over a minute", perKey: checkLeaseCap,
+//		kinds: []kindRow{{KindLongLease, explainLongLease}}},
+//
+// A finding fails its check unless it is Allowed; the summary counts
+// findings under noun ("no leases over a minute", "2 leases over a
+// minute"). A row may also name the operations its check judges (needs)
+// and its summary when a history has none (idle): it is then skipped,
+// not passed, as the fence check is without fenced operations. A finding
+// that is another check's goes to x.to(name). A check that judges a
+// part's keys together sets acrossKeys instead of perKey, and decide when
+// its status says more than its count (linearizability). What a check
+// remembers from one chunk of a long key to the next goes in the key's
+// carry (x.cc.carry, carry.go).
+//
+// Its tests: a case for each new kind in TestExplainEveryKind, and a saved
+// history in testdata/histories that it fails. docs/checks.md gives users
+// a row per check.
 package checker

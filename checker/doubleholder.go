@@ -7,6 +7,12 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
+// checkDoubleHolders is the double-holder check on one key: its holds
+// overlapping, allowed when the options allow double holders.
+func checkDoubleHolders(x *keyCheck, out *findings) {
+	doubleHolders(x.holds, x.byClient, x.faults, x.opts.AllowDoubleHolders, out)
+}
+
 // doubleHolders sweeps a key's holds in start order and reports every pair
 // of holds by different workers that overlap. The active set holds only the
 // holds still open, so the sweep costs O(n log n) plus the pairs found.

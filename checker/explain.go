@@ -12,25 +12,11 @@ import (
 // the nodes), and which rule a correct lock would have kept. They read the
 // finding (its holds and operations) and the run's fault windows only, so
 // a finding is explained the same in every report, for a history of any
-// size.
-var explainers = map[FindingKind]func(f *Finding, c explainCtx) string{
-	KindDoubleHolder:       explainDoubleHolder,
-	KindWriteOverHolder:    explainWriteOverHolder,
-	KindFenceNotIncreasing: explainFenceNotIncreasing,
-	KindStaleWrite:         explainStaleWrite,
-	KindDuplicateFence:     explainDuplicateFence,
-	KindLostIncrement:      explainLostIncrement,
-	KindIllegalLock:        explainIllegal,
-	KindIllegalFence:       explainIllegal,
-	KindTimeout:            explainUndecided,
-	KindUndecided:          explainUndecided,
-	KindNoExpiry:           explainNoExpiry,
-	KindWrongLease:         explainWrongLease,
-	KindLateGrant:          explainLateGrant,
-	KindStuck:              explainStuck,
-	KindLostLock:           explainLostLock,
-	KindRejected:           explainRejected,
-}
+// size. Each check's row in checkTable names the explainers of its kinds.
+var explainers = explainersOf(checkTable)
+
+// explainer is one finding kind's explanation.
+type explainer func(f *Finding, c explainCtx) string
 
 // explainCtx is what an explanation reads besides its finding: the run's
 // fault windows, and why its options allow double holders

@@ -41,6 +41,20 @@ func byReturn(h *history.History, idx []int32) []int32 {
 	return out
 }
 
+// withFence says whether op draws or presents a fence: the fence check
+// judges only a history that has one.
+func withFence(op *history.Op) bool { return op.HasFence }
+
+// checkFences is the fence check on one key: the resource's and the
+// counter's rules (fenceChecks), and writes over a holder with a smaller
+// fence (writesOverHolders). What a fault can explain is a lost-lock
+// incident, allowed.
+func checkFences(x *keyCheck, out *findings) {
+	info := x.to(LostLocks)
+	fenceChecks(x.h, x.k, x.counterLoss, x.faults, out, info, x.cc)
+	writesOverHolders(x.h, x.k, x.holds, x.loss, x.faults, out, info)
+}
+
 // fenceChecks finds, on one key:
 //   - a write accepted with a fence not above one accepted before it (one
 //     that returned before it was called), or equal to any other accepted

@@ -178,7 +178,6 @@ func (p *part) renumber(idx []int32) {
 	for i := range p.found {
 		list(&p.found[i])
 	}
-	list(&p.lin.found)
 	for i := range p.holds {
 		hold(&p.holds[i])
 	}

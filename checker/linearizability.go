@@ -272,10 +272,10 @@ const maxOpsPerFinding = 40
 
 func secs(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }
 
-// linPart is what the linearizability check found on some keys; parts
-// merge, and check turns the merged part into the Check.
+// linPart is what the linearizability check found on some keys, besides
+// its findings (kept with every check's); parts merge, and check turns the
+// merged part into the Check.
 type linPart struct {
-	found            findings
 	illegal, unknown int
 	// segs counts the segments searched; porcupine those the greedy
 	// search could not settle.
@@ -284,10 +284,32 @@ type linPart struct {
 	picOps          int // Options.PictureOps
 }
 
-// linearizability runs the models over every segment, and keeps the
-// picture of what porcupine found (nil when Options.PictureOps < 0).
-func linearizability(ctx context.Context, h *history.History, keys []*keyOps, segs []segment, m *model, faults faultIndex, opts Options) linPart {
-	lp := linPart{found: findings{max: opts.MaxFindings}, segs: len(segs), picOps: opts.PictureOps}
+// checkLinearizability searches the segments of every key of the part
+// together, after the per-key checks: one pool of workers shares them,
+// however unevenly they fall on the keys. It runs unless the options skip
+// it or give it no time.
+func checkLinearizability(x *partCheck, p *part, out *findings) {
+	if x.opts.Timeout < 0 || x.opts.skips(Linearizability) {
+		return
+	}
+	m := &model{loss: x.loss, counterLoss: x.counterLoss, tol: x.tol}
+	p.lin, p.linRan = linearizability(x.ctx, x.h, x.keys, x.segs, m, x.faults, x.opts, out), true
+}
+
+// linearizabilityCheck is the check's outcome for the merged parts: its
+// status tells undecided segments from illegal ones, which a count of
+// findings cannot.
+func linearizabilityCheck(p *part, out *findings, opts Options) Check {
+	if !p.linRan {
+		return Check{Name: Linearizability, Status: Skipped, Summary: "skipped by options"}
+	}
+	return p.lin.check(out, opts)
+}
+
+// linearizability runs the models over every segment, into out, and keeps
+// the picture of what porcupine found (nil when Options.PictureOps < 0).
+func linearizability(ctx context.Context, h *history.History, keys []*keyOps, segs []segment, m *model, faults faultIndex, opts Options, out *findings) linPart {
+	lp := linPart{segs: len(segs), picOps: opts.PictureOps}
 	if len(segs) == 0 {
 		return lp
 	}
@@ -307,7 +329,7 @@ func linearizability(ctx context.Context, h *history.History, keys []*keyOps, se
 	for _, want := range []bool{true, false} {
 		for _, v := range bad {
 			if (v.res == porcupine.Illegal) == want {
-				lp.found.add(c.finding(v, faults))
+				out.add(c.finding(v, faults))
 			}
 		}
 	}
@@ -319,7 +341,6 @@ func linearizability(ctx context.Context, h *history.History, keys []*keyOps, se
 // has them (lp's, then q's, up to the operations one page draws), else
 // the first part's passing ones.
 func (lp *linPart) merge(q *linPart) {
-	lp.found.merge(&q.found)
 	lp.illegal += q.illegal
 	lp.unknown += q.unknown
 	lp.segs += q.segs
@@ -337,9 +358,8 @@ func (lp *linPart) merge(q *linPart) {
 	}
 }
 
-// check is the Check for the merged parts.
-func (lp *linPart) check(opts Options) Check {
-	fs := &lp.found
+// check is the Check for the merged parts, with their findings fs.
+func (lp *linPart) check(fs *findings, opts Options) Check {
 	chk := Check{Name: Linearizability, Count: fs.count, Findings: fs.list, Truncated: fs.count > len(fs.list), InWindows: fs.windows}
 	switch {
 	case lp.segs == 0:

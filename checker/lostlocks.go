@@ -6,6 +6,10 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
+// checkLostLocks is the lost-lock check on one key; the fence check adds
+// its own allowed findings (checkFences).
+func checkLostLocks(x *keyCheck, out *findings) { lostLocks(x.h, x.k, x.faults, out) }
+
 // lostLocks lists the incidents the article says to log: a nil extend or a
 // 0 release means the lease ran out (or a failover lost it) while the
 // client believed it held the lock. They are informational: a correct lock

@@ -33,6 +33,9 @@ func isIncompatible(reply string) bool {
 	return false
 }
 
+// checkRejected is the rejected check on one key.
+func checkRejected(x *keyCheck, out *findings) { rejectedCommands(x.h, x.k, x.faults, out) }
+
 // rejectedCommands lists lock operations that failed with an error reply.
 // The server refusing a command it does not know (or one sent malformed)
 // fails the check; other errors (READONLY, LOADING, CLUSTERDOWN and the

@@ -12,6 +12,10 @@ func counterWrite(op *history.Op) bool {
 	return op.Kind == history.Write && op.Outcome == history.OK && !op.HasFence && op.Read != op.Wrote
 }
 
+// checkCounter is the resource check on one key: the unfenced counter's
+// lost increments.
+func checkCounter(x *keyCheck, out *findings) { lostIncrements(x.h, x.k, x.faults, out, x.cc) }
+
 // lostIncrements finds, on one key, accepted counter writes that read a
 // value someone else had already read (two increments from one value: one is
 // lost), or a value older than one written by a write that returned before

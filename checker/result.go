@@ -10,20 +10,6 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// Names of the checks, in the order a Result lists them.
-const (
-	DoubleHolder    = "double_holder"
-	Fence           = "fence"
-	Resource        = "resource"
-	Linearizability = "linearizability"
-	TTL             = "ttl"
-	Rejected        = "rejected"
-	LostLocks       = "lost_locks"
-)
-
-// CheckNames lists every check a Result carries.
-var CheckNames = []string{DoubleHolder, Fence, Resource, Linearizability, TTL, Rejected, LostLocks}
-
 func knownCheck(name string) bool {
 	for _, n := range CheckNames {
 		if n == name {

@@ -28,7 +28,6 @@ func (p *part) firstFindings() map[string]int64 {
 	for i := range p.found {
 		note(&p.found[i])
 	}
-	note(&p.lin.found)
 	return first
 }
 

@@ -6,6 +6,30 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
+// checkLeases is the ttl check on one key: leases never set or not as
+// asked; for a Redlock client (Options.Majority) grants after their lease
+// ended, else keys stuck long after every lease could end (a Redlock
+// acquire refused is no sign the key is held: contenders that split the
+// nodes are all refused).
+func checkLeases(x *keyCheck, out *findings) {
+	noExpiry(x.h, x.k, x.faults, out)
+	wrongLease(x.h, x.k, x.loss, x.tol, x.faults, out)
+	if x.opts.Majority {
+		lateGrants(x.h, x.k, x.tol, x.faults, out)
+	} else {
+		stuck(x.h, x.k, stuckExcused(x.loss, x.clockLoss, x.k.maxTTL, x.tol), x.tol, x.faults, out, x.cc)
+	}
+}
+
+// stuckExcused are the instants at which a key still taken is not judged
+// stuck: each loss window and the longest lease after it (a failover may
+// keep a rolled-back lease), and after a clock fault three leases more: a
+// clock that went forward by up to two leases and back again has stretched
+// by as much every lease set while it was forward, which the server keeps.
+func stuckExcused(loss, clock lossWindows, maxTTL, tol int64) lossWindows {
+	return mergeWindows(append(widen(loss, satAdd(maxTTL, tol)), widen(clock, satAdd(3*maxTTL, tol))...))
+}
+
 // noExpiry finds operations that may have left the lock key without an
 // expiry: an acquire or extend that sent no TTL (TTLms 0: SET without PX,
 // which also drops the old TTL) and did or may have taken effect, and an
