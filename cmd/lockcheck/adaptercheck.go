@@ -33,14 +33,7 @@ func runAdapterCheck(ctx context.Context, args []string, stdout, stderr io.Write
 	if *timeout <= 0 {
 		return fail(stderr, "--timeout %v: give a positive duration, e.g. 1s", *timeout)
 	}
-	setup, err := tf.setup()
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	if !settled(stderr, setup) {
-		return 0
-	}
-	eng, t, code := setup.start(ctx, stderr)
+	eng, t, code := tf.started(ctx, stderr)
 	if t == nil {
 		return code
 	}

@@ -36,14 +36,7 @@ func runProbe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
-	setup, err := tf.setup()
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	if !settled(stderr, setup) {
-		return 0
-	}
-	eng, t, code := setup.start(ctx, stderr)
+	eng, t, code := tf.started(ctx, stderr)
 	if t == nil {
 		return code
 	}

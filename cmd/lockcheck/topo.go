@@ -82,6 +82,20 @@ func (f *topoFlags) setup() (topoSetup, error) {
 	return topoSetup{build: b, sources: src, kind: kind, options: topology.Options{AOF: f.aof, Fsync: fsync, Nodes: f.nodes}}, nil
 }
 
+// started resolves the flags into a setup, stops there when the defaults
+// test asks (settled), and starts the topology: t is nil when the command
+// should return code.
+func (f *topoFlags) started(ctx context.Context, stderr io.Writer) (eng *topology.Engine, t *topology.Topology, code int) {
+	setup, err := f.setup()
+	if err != nil {
+		return nil, nil, fail(stderr, "%v", err)
+	}
+	if !settled(stderr, setup) {
+		return nil, nil, 0
+	}
+	return setup.start(ctx, stderr)
+}
+
 // start obtains the image and starts the topology. It returns an exit
 // code of 2 with one line on stderr when anything fails; nothing is left
 // running then.
