@@ -1,7 +1,6 @@
 package lockclient
 
 import (
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -21,11 +20,18 @@ type tap struct {
 	// data marks the listeners to data nodes (not Sentinel's): only a
 	// command to one of them triggers a stop.
 	data map[net.Listener]bool
-	// armed is the stop the next chunk to a data node runs, once.
-	armed atomic.Pointer[func()]
-	mu    sync.Mutex
-	conns map[net.Conn]bool
-	done  bool
+	// armed is the stop the next chunk to a data node runs, once; it
+	// calls stopped once the adapter's process is stopped.
+	armed atomic.Pointer[func(stopped func())]
+	// stopping is held from the moment a chunk with a stop armed goes
+	// out until the adapter's process is stopped: no reply reaches the
+	// adapter meanwhile, so it cannot read the answer before it is
+	// stopped, however slowly the machine runs the stop. The reply then
+	// waits in the adapter's socket, as it would for a frozen process.
+	stopping sync.RWMutex
+	mu       sync.Mutex
+	conns    map[net.Conn]bool
+	done     bool
 }
 
 // newTap listens for every address in addrs and in addrMap's values, and
@@ -74,8 +80,8 @@ func newTap(addrs []string, addrMap map[string]string, control bool) (*tap, []st
 
 // arm makes the next chunk the adapter sends to a data node run stop
 // once, after it was forwarded; disarm takes it back.
-func (t *tap) arm(stop func()) { t.armed.Store(&stop) }
-func (t *tap) disarm()         { t.armed.Store(nil) }
+func (t *tap) arm(stop func(stopped func())) { t.armed.Store(&stop) }
+func (t *tap) disarm()                       { t.armed.Store(nil) }
 
 func (t *tap) accept(ln net.Listener, target string) {
 	for {
@@ -103,7 +109,7 @@ func (t *tap) serve(client net.Conn, target string, data bool) {
 	t.conns[client], t.conns[server] = true, true
 	t.mu.Unlock()
 	var wg sync.WaitGroup
-	wg.Go(func() { io.Copy(client, server); client.Close() })
+	wg.Go(func() { t.back(client, server); client.Close() })
 	wg.Go(func() { t.forward(server, client, data); server.Close() })
 	wg.Wait()
 	t.mu.Lock()
@@ -112,20 +118,52 @@ func (t *tap) serve(client net.Conn, target string, data bool) {
 	t.mu.Unlock()
 }
 
-// forward copies the adapter's bytes to the server, running an armed stop
-// after a chunk to a data node went out.
+// forward copies the adapter's bytes to the server. A chunk to a data
+// node with a stop armed goes out with the replies held back until the
+// stop has stopped the adapter.
 func (t *tap) forward(dst, src net.Conn, data bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			var stop *func(func())
+			if data {
+				stop = t.armed.Swap(nil)
+			}
+			if stop != nil {
+				t.stopping.Lock()
+			}
+			_, werr := dst.Write(buf[:n])
+			if stop != nil {
+				var once sync.Once
+				stopped := func() { once.Do(t.stopping.Unlock) }
+				if werr == nil {
+					(*stop)(stopped)
+				}
+				stopped()
+			}
+			if werr != nil {
 				return
 			}
-			if data {
-				if stop := t.armed.Swap(nil); stop != nil {
-					(*stop)()
-				}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// back copies the server's replies to the adapter, none while a stop is
+// under way (stopping).
+func (t *tap) back(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			t.stopping.RLock()
+			_, werr := dst.Write(buf[:n])
+			t.stopping.RUnlock()
+			if werr != nil {
+				return
 			}
 		}
 		if err != nil {

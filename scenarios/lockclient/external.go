@@ -284,9 +284,9 @@ func (p *adapterProc) roundTrip(ctx context.Context, req any, deadline time.Dura
 		deadline += pause.For
 	}
 	if pause != nil && tp != nil {
-		tp.arm(func() {
+		tp.arm(func(stopped func()) {
 			if pause.taken.CompareAndSwap(false, true) {
-				p.freeze(pause.For)
+				p.freeze(pause.For, stopped)
 			}
 		})
 		defer tp.disarm()
@@ -314,7 +314,7 @@ func (p *adapterProc) roundTrip(ctx context.Context, req any, deadline time.Dura
 		case <-stop:
 			stop = nil
 			if pause.taken.CompareAndSwap(false, true) {
-				p.freeze(pause.For)
+				p.freeze(pause.For, func() {})
 			}
 		case <-timer.C:
 			return rep, fmt.Errorf("adapter did not answer within %v", deadline)
@@ -324,9 +324,11 @@ func (p *adapterProc) roundTrip(ctx context.Context, req any, deadline time.Dura
 	}
 }
 
-// freeze stops the adapter's process group for d, then continues it.
-func (p *adapterProc) freeze(d time.Duration) {
+// freeze stops the adapter's process group for d, then continues it;
+// stopped is told once the stop is sent.
+func (p *adapterProc) freeze(d time.Duration, stopped func()) {
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGSTOP)
+	stopped()
 	time.Sleep(d)
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
 }
