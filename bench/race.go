@@ -104,8 +104,12 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 // raceScenario is lockcheck run's default scenario with the native client
 // under kill-primary on t, for d: nothing else is changed.
 func raceScenario(t *topology.Topology, seed int64, d time.Duration) scenarios.Scenario {
-	return scenarios.Scenario{Server: t.Build.Name, Topology: t.Kind, Client: "native",
-		Faults: []string{fault.KillPrimary.Name()}, Duration: d, Seed: seed}
+	return scenarios.Scenario{
+		ServerSettings:  scenarios.ServerSettings{Server: t.Build.Name, Topology: t.Kind},
+		ClientSettings:  scenarios.ClientSettings{Client: "native"},
+		FaultSettings:   scenarios.FaultSettings{Faults: []string{fault.KillPrimary.Name()}},
+		TrafficSettings: scenarios.TrafficSettings{Duration: d, Seed: seed},
+	}
 }
 
 // watchDoubleHolder checks the history so far every 2 s and ends the run

@@ -26,11 +26,9 @@ import (
 // contention, and so refused acquires, low.
 func opBound(cfg config, seed int64, d time.Duration, rec *history.Recorder) scenarios.Workload {
 	return scenarios.Workload{Scenario: scenarios.Scenario{
-		Client: "native", Clients: cfg.clients, Keys: cfg.clients, TTL: time.Second, Duration: d, Seed: seed,
-		WorkMin: time.Microsecond, WorkMax: 2 * time.Microsecond,
-		AbandonRate: scenarios.None, LateRate: scenarios.None, ObserveEvery: scenarios.None,
-		BackoffMin: 100 * time.Microsecond, BackoffMax: time.Millisecond,
-		WriteGap: scenarios.None}, Recorder: rec,
+		ClientSettings:  scenarios.ClientSettings{Client: "native"},
+		TrafficSettings: scenarios.TrafficSettings{Clients: cfg.clients, Keys: cfg.clients, TTL: time.Second, Duration: d, Seed: seed, WorkMin: time.Microsecond, WorkMax: 2 * time.Microsecond, AbandonRate: scenarios.None, LateRate: scenarios.None, ObserveEvery: scenarios.None, BackoffMin: 100 * time.Microsecond, BackoffMax: time.Millisecond, WriteGap: scenarios.None},
+	}, Recorder: rec,
 	}
 }
 

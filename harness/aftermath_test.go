@@ -46,8 +46,12 @@ func TestAftermathCutShort(t *testing.T) {
 	defer cancel()
 	topo := standalone(ctx, t)
 	out := t.TempDir()
-	s := scenarios.Scenario{Server: "valkey-9.1", Client: "native", Duration: 2 * time.Second, TTL: time.Second, Seed: 1, Clients: 2,
-		Faults: []string{"test-long-fault"}, Events: []fault.Event{{At: 500 * time.Millisecond, Fault: "test-long-fault", Key: scenarios.LockKey(0)}}}
+	s := scenarios.Scenario{
+		ServerSettings:  scenarios.ServerSettings{Server: "valkey-9.1"},
+		ClientSettings:  scenarios.ClientSettings{Client: "native"},
+		FaultSettings:   scenarios.FaultSettings{Faults: []string{"test-long-fault"}, Events: []fault.Event{{At: 500 * time.Millisecond, Fault: "test-long-fault", Key: scenarios.LockKey(0)}}},
+		TrafficSettings: scenarios.TrafficSettings{Duration: 2 * time.Second, TTL: time.Second, Seed: 1, Clients: 2},
+	}
 	begin := time.Now()
 	o, err := ExecuteOn(ctx, topo, s, Options{Out: out})
 	if err != nil {

@@ -74,7 +74,7 @@ func TestFailingListsFailedAndUndecidedChecks(t *testing.T) {
 // run that did not run are not catches.
 func TestTallyCountsCatchesAndFalseAlarmsOfTheNamedCheckOnly(t *testing.T) {
 	mc := scenarios.MutantCase{Client: "mutant-del", Breaks: checker.Linearizability, Control: "native", Why: "w",
-		Scenario: scenarios.Scenario{Clients: 4, Keys: 1, TTL: 1e9, Duration: 12e9}}
+		Scenario: scenarios.Scenario{TrafficSettings: scenarios.TrafficSettings{Clients: 4, Keys: 1, TTL: 1e9, Duration: 12e9}}}
 	mut := func(seed int64, failing ...string) reports.CatchRun {
 		return reports.CatchRun{Client: mc.Client, Seed: seed, Failing: failing}
 	}

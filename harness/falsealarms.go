@@ -206,7 +206,7 @@ func (f FalseAlarms) runOne(ctx context.Context, t *topology.Topology, client st
 // tables measure it: the default workload (stalls, late holds and pauses
 // inside lock calls on) with only its lease, workers, keys and length
 // given, as a library's CI would give them.
-var GateScenario = scenarios.Scenario{TTL: 500 * time.Millisecond, Clients: 6, Keys: 1, Duration: 30 * time.Second}
+var GateScenario = scenarios.Scenario{TrafficSettings: scenarios.TrafficSettings{TTL: 500 * time.Millisecond, Clients: 6, Keys: 1, Duration: 30 * time.Second}}
 
 // Scenario is the workload one run makes: GateScenario with the lane's
 // server and topology, the client, the seed and the length.

@@ -213,7 +213,7 @@ func TestExecuteInterrupted(t *testing.T) {
 	time.AfterFunc(3*time.Second, stop)
 	out := t.TempDir()
 	begin := time.Now()
-	s := scenarios.Scenario{Server: "valkey-9.1", Client: "native", Duration: time.Minute, TTL: time.Second, Seed: 1}
+	s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: "valkey-9.1"}, ClientSettings: scenarios.ClientSettings{Client: "native"}, TrafficSettings: scenarios.TrafficSettings{Duration: time.Minute, TTL: time.Second, Seed: 1}}
 	o, err := ExecuteOn(runCtx, topo, s, Options{Out: out})
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +306,7 @@ func TestStopOnViolation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	topo := standalone(ctx, t)
-	s := scenarios.Scenario{Server: "valkey-9.1", Client: "test-always-acquires", Duration: time.Minute, TTL: time.Second, Seed: 1}
+	s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: "valkey-9.1"}, ClientSettings: scenarios.ClientSettings{Client: "test-always-acquires"}, TrafficSettings: scenarios.TrafficSettings{Duration: time.Minute, TTL: time.Second, Seed: 1}}
 	o, err := ExecuteOn(ctx, topo, s, Options{Out: t.TempDir(), StopOnViolation: true})
 	if err != nil {
 		t.Fatal(err)

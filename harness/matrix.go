@@ -105,8 +105,12 @@ func (m *Matrix) Scenarios() []scenarios.Scenario {
 // Scenario is one combination's run: lockcheck run's defaults with the
 // matrix's duration and TTL and the combination's own seed.
 func (m *Matrix) Scenario(build string, kind topology.Kind, client, fault string) scenarios.Scenario {
-	return scenarios.Scenario{Server: build, Topology: kind, Client: client, Faults: []string{fault},
-		Duration: m.Duration, TTL: m.TTL, Seed: m.RunSeed(build, kind, client, fault)}.WithDefaults()
+	return scenarios.Scenario{
+		ServerSettings:  scenarios.ServerSettings{Server: build, Topology: kind},
+		ClientSettings:  scenarios.ClientSettings{Client: client},
+		FaultSettings:   scenarios.FaultSettings{Faults: []string{fault}},
+		TrafficSettings: scenarios.TrafficSettings{Duration: m.Duration, TTL: m.TTL, Seed: m.RunSeed(build, kind, client, fault)},
+	}.WithDefaults()
 }
 
 // layout makes the index's rows, columns and cells, and the runs to make:

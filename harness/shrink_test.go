@@ -35,8 +35,11 @@ func TestShrink(t *testing.T) {
 	from := filepath.Join(t.TempDir(), "run")
 	// the workload's noise is off already: the cuts left to try are few
 	// (clients, keys, the run's length), and the test short
-	s := scenarios.Scenario{Server: "valkey-9.1", Client: "test-always-acquires-shrink", Duration: 5 * time.Second, TTL: time.Second, Seed: 3, Clients: 6, Keys: 4,
-		BackoffMin: 50 * time.Millisecond, BackoffMax: 50 * time.Millisecond, ObserveEvery: scenarios.None}.Quiet()
+	s := scenarios.Scenario{
+		ServerSettings:  scenarios.ServerSettings{Server: "valkey-9.1"},
+		ClientSettings:  scenarios.ClientSettings{Client: "test-always-acquires-shrink"},
+		TrafficSettings: scenarios.TrafficSettings{Duration: 5 * time.Second, TTL: time.Second, Seed: 3, Clients: 6, Keys: 4, BackoffMin: 50 * time.Millisecond, BackoffMax: 50 * time.Millisecond, ObserveEvery: scenarios.None},
+	}.Quiet()
 	s.LateRate, s.AbandonRate = scenarios.None, scenarios.None
 	o, err := Execute(ctx, eng(t), s, Options{Out: from, StopOnViolation: true})
 	if err != nil {
@@ -96,7 +99,7 @@ func TestExecuteTrace(t *testing.T) {
 	build(t, "valkey-9.1")
 	// the jump (+2 TTL, by a docker exec) has 1.5 s to take effect before
 	// worker 1 tries, and worker 0's lease still 3.5 s to run
-	s := scenarios.Scenario{Server: "valkey-9.1", Client: "native", TTL: 5 * time.Second, Faults: []string{"clock-jump"}}
+	s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: "valkey-9.1"}, ClientSettings: scenarios.ClientSettings{Client: "native"}, FaultSettings: scenarios.FaultSettings{Faults: []string{"clock-jump"}}, TrafficSettings: scenarios.TrafficSettings{TTL: 5 * time.Second}}
 	tr := scenarios.Trace{Format: scenarios.TraceFormat, Scenario: s, Key: "lock:{k1}", Workers: 2, Steps: []scenarios.TraceStep{
 		{Kind: scenarios.StepAcquire, Worker: 0, After: scenarios.AfterPrevious, Granted: true},
 		{Kind: scenarios.StepFault, Fault: "clock-jump", After: scenarios.AfterPrevious},

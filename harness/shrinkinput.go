@@ -34,7 +34,7 @@ func ShrinkInput(from, kind string) (*Shrinkable, error) {
 	if err != nil {
 		return nil, notRun(err)
 	}
-	if err := f.Scenario.Validate(); err != nil {
+	if _, err := f.Scenario.Resolve(); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(from, scenarios.RunFileName), err)
 	}
 	orig, err := reports.LoadRunResult(filepath.Join(from, "result.json"))

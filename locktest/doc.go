@@ -5,9 +5,12 @@
 // folder (report.html), in the spirit of testing/fstest.
 //
 //	func TestMyLockUnderFailover(t *testing.T) {
-//		locktest.Run(t, locktest.Scenario{Server: "valkey-9.1", Topology: "sentinel",
-//			Faults: []string{"kill-primary"}, Duration: time.Minute, Fenced: true},
-//			newMyLockAdapter, locktest.ExpectFenceHolds)
+//		locktest.Run(t, locktest.Scenario{
+//			ServerSettings:  locktest.ServerSettings{Server: "valkey-9.1", Topology: "sentinel"},
+//			ClientSettings:  locktest.ClientSettings{Fenced: true},
+//			FaultSettings:   locktest.FaultSettings{Faults: []string{"kill-primary"}},
+//			TrafficSettings: locktest.TrafficSettings{Duration: time.Minute},
+//		}, newMyLockAdapter, locktest.ExpectFenceHolds)
 //	}
 //
 // # The client's contract

@@ -84,7 +84,7 @@ func TestInterruptRemovesTopologies(t *testing.T) {
 // waits to be interrupted.
 func interruptedChild(t *testing.T) {
 	e := New(t)
-	topo, release := e.topology(t, Scenario{Server: "valkey-9.1", Topology: "standalone"})
+	topo, release := e.topology(t, Scenario{ServerSettings: ServerSettings{Server: "valkey-9.1", Topology: "standalone"}})
 	defer release()
 	os.Stdout.WriteString("run id: " + topo.RunID + "\n")
 	time.Sleep(2 * time.Minute)

@@ -23,6 +23,13 @@ type (
 	// Scenario is everything that shapes a run (lockcheck run's flags);
 	// its Client is set by Run.
 	Scenario = scenarios.Scenario
+	// ServerSettings, ClientSettings, FaultSettings, TrafficSettings and
+	// CheckSettings are a Scenario's parts, as a literal names them.
+	ServerSettings  = scenarios.ServerSettings
+	ClientSettings  = scenarios.ClientSettings
+	FaultSettings   = scenarios.FaultSettings
+	TrafficSettings = scenarios.TrafficSettings
+	CheckSettings   = scenarios.CheckSettings
 	// Config is what a client connects with.
 	Config = lockclient.Config
 	// Client is the library under test, one logical client.

@@ -17,8 +17,8 @@ func TestRefusesBeforeStarting(t *testing.T) {
 		opts []Option
 		want string
 	}{
-		{"bad scenario", Scenario{Server: "valkey-9.1", Duration: -time.Second}, nil, "locktest: scenario:"},
-		{"fence-holds unfenced", Scenario{Server: "valkey-9.1", Duration: time.Second}, []Option{ExpectFenceHolds}, "ExpectFenceHolds needs a client that draws fences"},
+		{"bad scenario", Scenario{ServerSettings: ServerSettings{Server: "valkey-9.1"}, TrafficSettings: TrafficSettings{Duration: -time.Second}}, nil, "locktest: scenario:"},
+		{"fence-holds unfenced", Scenario{ServerSettings: ServerSettings{Server: "valkey-9.1"}, TrafficSettings: TrafficSettings{Duration: time.Second}}, []Option{ExpectFenceHolds}, "ExpectFenceHolds needs a client that draws fences"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fatal{TB: t}

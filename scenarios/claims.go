@@ -57,8 +57,10 @@ var RedlockClients = []string{"redlock", "redsync"}
 // what comes of it.
 func redlockFaultScenario(f string, aof bool, fsync topology.Fsync) Scenario {
 	ttl := 10 * time.Second
-	s := Scenario{Topology: topology.Redlock, TTL: ttl, WorkMin: ttl, WorkMax: ttl, Duration: 20 * time.Second,
-		BackoffMax: 50 * time.Millisecond, AOF: aof, Fsync: fsync}.Quiet()
+	s := Scenario{
+		ServerSettings:  ServerSettings{Topology: topology.Redlock, AOF: aof, Fsync: fsync},
+		TrafficSettings: TrafficSettings{TTL: ttl, WorkMin: ttl, WorkMax: ttl, Duration: 20 * time.Second, BackoffMax: 50 * time.Millisecond},
+	}.Quiet()
 	if f != "" {
 		s.Faults = []string{f}
 	}
@@ -68,8 +70,11 @@ func redlockFaultScenario(f string, aof bool, fsync topology.Fsync) Scenario {
 // redlockPauseScenario freezes one holder for 2 TTL (pause-client) in a
 // quiet workload: a 5 s lease, and 20 s for the holder to wake and write.
 func redlockPauseScenario() Scenario {
-	return Scenario{Topology: topology.Redlock, TTL: 5 * time.Second, Duration: 20 * time.Second,
-		BackoffMax: 50 * time.Millisecond, Faults: []string{fault.PauseClient.Name()}}.Quiet()
+	return Scenario{
+		ServerSettings:  ServerSettings{Topology: topology.Redlock},
+		FaultSettings:   FaultSettings{Faults: []string{fault.PauseClient.Name()}},
+		TrafficSettings: TrafficSettings{TTL: 5 * time.Second, Duration: 20 * time.Second, BackoffMax: 50 * time.Millisecond},
+	}.Quiet()
 }
 
 // RedlockClaims lists the claims, in the article's order.
@@ -84,7 +89,7 @@ func RedlockClaims() []Claim {
 			Expect: ExpectSafe, Clients: RedlockClients, Scenario: quiet},
 		{Name: "default-gate", Says: "the default gate (stalls, pauses inside lock calls) finds no broken promise of a correct Redlock",
 			Expect:  ExpectGateMet,
-			Clients: RedlockClients, Scenario: Scenario{Topology: topology.Redlock, TTL: 500 * time.Millisecond, Duration: 12 * time.Second}},
+			Clients: RedlockClients, Scenario: Scenario{ServerSettings: ServerSettings{Topology: topology.Redlock}, TrafficSettings: TrafficSettings{TTL: 500 * time.Millisecond, Duration: 12 * time.Second}}},
 		{Name: "kill-node", Says: "Redlock answers the single point of failure: one node killed (and back with its AOF) is safe",
 			Expect: ExpectSafe, Clients: RedlockClients, Scenario: redlockFaultScenario(fault.KillNode.Name(), true, topology.FsyncEverysec)},
 		{Name: "crash-restart-no-aof", Says: "a node that restarts at once without its data breaks Redlock",
@@ -109,7 +114,7 @@ var RedlockMutants = []string{"mutant-redlock-no-validity", "mutant-redlock-any-
 // RedlockMutantScenario is the default gate's workload on three
 // independent primaries, with no fault: each mutant's bug needs no more.
 func RedlockMutantScenario() Scenario {
-	return Scenario{Topology: topology.Redlock, TTL: 500 * time.Millisecond, Duration: 12 * time.Second}
+	return Scenario{ServerSettings: ServerSettings{Topology: topology.Redlock}, TrafficSettings: TrafficSettings{TTL: 500 * time.Millisecond, Duration: 12 * time.Second}}
 }
 
 // MitigationClaims are the article's mitigations of the failover race,
@@ -127,7 +132,7 @@ func MitigationClaims() []Claim {
 	giveBack.OnShort = lockclient.WaitRelease
 	var out []Claim
 	for _, k := range []topology.Kind{topology.Sentinel, topology.Cluster} {
-		base := Scenario{Topology: k, Faults: []string{fault.KillPrimary.Name()}, TTL: 15 * time.Second, Duration: 20 * time.Second}.Quiet()
+		base := Scenario{ServerSettings: ServerSettings{Topology: k}, FaultSettings: FaultSettings{Faults: []string{fault.KillPrimary.Name()}}, TrafficSettings: TrafficSettings{TTL: 15 * time.Second, Duration: 20 * time.Second}}.Quiet()
 		with := func(f func(*Scenario)) Scenario {
 			s := base
 			f(&s)

@@ -25,9 +25,9 @@ const (
 // extends where
 // the work outlasts an extend period, a few stalls and pauses where the
 // workload draws them, and every planned fault step over with the lock
-// handed out again after the last (CoveredAfterFaults later).
+// handed out again after the last (CoveredAfterFaults later). Like the
+// two below, it reads a resolved Scenario.
 func (s Scenario) CoverageGoal(planned int) history.Coverage {
-	s = s.WithDefaults()
 	g := history.Coverage{Holds: int64(max(goalMinHolds, goalHoldsPerClient*s.Clients)), Contended: int64(goalContendedPerClient * s.Clients), Faults: planned, Planned: planned}
 	if s.WorkMax > s.TTL/3 {
 		g.Extends = goalExtends
@@ -54,7 +54,7 @@ func CoverageGoalText() string {
 // CoveredAfterFaults is how long after the last fault step a run goes on
 // at least: a lease granted before it ended has run out, so a double
 // holder the fault made has shown.
-func (s Scenario) CoveredAfterFaults() time.Duration { return s.WithDefaults().TTL }
+func (s Scenario) CoveredAfterFaults() time.Duration { return s.TTL }
 
 // Overtime is how long a run may go on past its duration for its last
 // fault step's aftermath (CoveredAfterFaults after the step ended): a fault that waits for its moment must not end up with a run
@@ -65,7 +65,7 @@ func (s Scenario) Overtime() time.Duration {
 	if len(s.Faults) == 0 && len(s.Events) == 0 {
 		return 0
 	}
-	return s.WithDefaults().Duration
+	return s.Duration
 }
 
 // covers says whether c has everything goal asks for.

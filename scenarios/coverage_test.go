@@ -13,11 +13,11 @@ import (
 // are faults), and the watch meets it only once every part is there and,
 // with faults, a lease's length after the last one.
 func TestCoverageGoal(t *testing.T) {
-	quiet := Scenario{Clients: 4, TTL: time.Second, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond}.Quiet()
+	quiet := Scenario{TrafficSettings: TrafficSettings{Clients: 4, TTL: time.Second, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond}}.Quiet().WithDefaults()
 	if g := quiet.CoverageGoal(0); g.Holds != 10 || g.Contended != 4 || g.Extends != 0 || g.Stalls != 0 || g.Pauses != 0 || g.HoldsAfterFaults != 0 {
 		t.Fatalf("quiet goal %+v: want 10 holds, 4 contended, nothing else", g)
 	}
-	noisy := Scenario{Clients: 6, TTL: time.Second, WorkMax: 2 * time.Second}
+	noisy := Scenario{TrafficSettings: TrafficSettings{Clients: 6, TTL: time.Second, WorkMax: 2 * time.Second}}.WithDefaults()
 	g := noisy.CoverageGoal(2)
 	if g.Holds != 12 || g.Extends != 3 || g.Stalls != 2 || g.Pauses != 1 || g.Faults != 2 || g.HoldsAfterFaults != 2 {
 		t.Fatalf("noisy goal %+v", g)

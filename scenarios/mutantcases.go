@@ -46,8 +46,9 @@ func MutantCases() []MutantCase {
 			// long after every lease on it ended.
 			Client: "mutant-extend-nopx", Breaks: "ttl", Control: "native",
 			Why: "an extend without PX leaves the lock without expiry",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-				AbandonRate: 0.3, StallRate: 0.1, PauseRate: 0.1, WorkMin: 600 * time.Millisecond, WorkMax: 900 * time.Millisecond},
+			Scenario: Scenario{
+				TrafficSettings: TrafficSettings{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second, AbandonRate: 0.3, StallRate: 0.1, PauseRate: 0.1, WorkMin: 600 * time.Millisecond, WorkMax: 900 * time.Millisecond},
+			},
 		},
 		{
 			// Every hold works past the TTL, so its lease ends under it
@@ -55,8 +56,9 @@ func MutantCases() []MutantCase {
 			// the key as soon as it expires.
 			Client: "mutant-extend-keepttl", Breaks: "double_holder", Control: "native",
 			Why: "a KEEPTTL extend does not move the deadline, so long work outlives the lease",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-				PauseRate: 0.1, WorkMin: 1500 * time.Millisecond, WorkMax: 3 * time.Second},
+			Scenario: Scenario{
+				TrafficSettings: TrafficSettings{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second, PauseRate: 0.1, WorkMin: 1500 * time.Millisecond, WorkMax: 3 * time.Second},
+			},
 		},
 		{
 			// The quiet SET NX happens only when a holder extends after a
@@ -68,8 +70,9 @@ func MutantCases() []MutantCase {
 			// workers give a dozen such moments in a run.
 			Client: "mutant-reacquire", Breaks: "linearizability", Control: "native",
 			Why: "a quiet re-acquire after a nil extend reports an extend of a lease that had ended",
-			Scenario: Scenario{Clients: 6, Keys: 24, TTL: time.Second, Duration: 15 * time.Second,
-				StallRate: 1, PauseRate: 0.1, WorkMin: 4 * time.Second, WorkMax: 6 * time.Second},
+			Scenario: Scenario{
+				TrafficSettings: TrafficSettings{Clients: 6, Keys: 24, TTL: time.Second, Duration: 15 * time.Second, StallRate: 1, PauseRate: 0.1, WorkMin: 4 * time.Second, WorkMax: 6 * time.Second},
+			},
 		},
 		{
 			// The mutant's SET expires during its pause between SET and
@@ -83,12 +86,13 @@ func MutantCases() []MutantCase {
 			// in parallel.
 			Client: "mutant-fence-outside", Breaks: "fence", Control: "fenced",
 			Why: "the fence is drawn with an INCR after the SET, so a holder paused between the two writes with a bigger fence than the client that took over",
-			Scenario: Scenario{Clients: 12, Keys: 4, TTL: time.Second, Duration: 12 * time.Second,
-				PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 330 * time.Millisecond,
-				BackoffMin: 2 * time.Millisecond, BackoffMax: 20 * time.Millisecond,
-				// The pause is inside the acquire call: its deadline must
-				// outlast it, or the pause is cut at the default 1 s.
-				FenceGap: 1050 * time.Millisecond, FenceGapRandom: true, CallTimeout: 3 * time.Second},
+			Scenario: Scenario{
+				ClientSettings: ClientSettings{
+					// The pause is inside the acquire call: its deadline must
+					// outlast it, or the pause is cut at the default 1 s.
+					FenceGap: 1050 * time.Millisecond, FenceGapRandom: true, CallTimeout: 3 * time.Second},
+				TrafficSettings: TrafficSettings{Clients: 12, Keys: 4, TTL: time.Second, Duration: 12 * time.Second, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 330 * time.Millisecond, BackoffMin: 2 * time.Millisecond, BackoffMax: 20 * time.Millisecond},
+			},
 		},
 		{
 			// A third of the frozen holds stop inside the acquire, between
@@ -96,8 +100,9 @@ func MutantCases() []MutantCase {
 			// key every TTL/4 and finds it without expiry.
 			Client: "mutant-setnx-expire", Breaks: "ttl", Control: "native",
 			Why: "the acquire is SET NX, then PEXPIRE: frozen between the two, the lock has no expiry",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-				PauseRate: 1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+			Scenario: Scenario{
+				TrafficSettings: TrafficSettings{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second, PauseRate: 1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+			},
 		},
 		{
 			// One-step holds, so that every frozen hold that is not frozen
@@ -108,8 +113,9 @@ func MutantCases() []MutantCase {
 			// ended.
 			Client: "mutant-release-get-del", Breaks: "linearizability", Control: "native",
 			Why: "the release is GET, compare, then DEL: frozen between them, it deletes the next holder's lock",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-				PauseRate: 1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+			Scenario: Scenario{
+				TrafficSettings: TrafficSettings{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second, PauseRate: 1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+			},
 		},
 		{
 			// Latency on the primary's client links (5 s, from 3-5.5 s
@@ -123,8 +129,10 @@ func MutantCases() []MutantCase {
 			// increments).
 			Client: "mutant-timeout-held", Breaks: "double_holder", Control: "native",
 			Why: "an acquire that got no reply in time is taken for one that succeeded, while another client holds the lock",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: 3 * time.Second, Duration: 12 * time.Second, Faults: []string{"latency"},
-				WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+			Scenario: Scenario{
+				FaultSettings:   FaultSettings{Faults: []string{"latency"}},
+				TrafficSettings: TrafficSettings{Clients: 4, Keys: 1, TTL: 3 * time.Second, Duration: 12 * time.Second, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+			},
 		},
 		staleReleaseCase("mutant-release-fallback-del",
 			"a release that finds the lock gone (DELIFEQ answers 0) deletes the key with a plain DEL: the next holder's lock"),
@@ -136,8 +144,9 @@ func MutantCases() []MutantCase {
 			// one of three others takes the key.
 			Client: "mutant-extend-get-pexpire", Breaks: "linearizability", Control: "native",
 			Why: "the extend is GET, compare, then PEXPIRE: frozen between them past its lease, it extends the next holder's lock",
-			Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-				PauseRate: 1, WorkMin: 1500 * time.Millisecond, WorkMax: 2 * time.Second},
+			Scenario: Scenario{
+				TrafficSettings: TrafficSettings{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second, PauseRate: 1, WorkMin: 1500 * time.Millisecond, WorkMax: 2 * time.Second},
+			},
 		},
 		stalledExtendCase("mutant-extend-overwrite", "linearizability",
 			"the extend writes the lock again (SET key token PX) without comparing: after its lease ended it takes the key from the next holder"),
@@ -156,8 +165,9 @@ func MutantCases() []MutantCase {
 // TTL/4 at most) holds the key.
 func staleReleaseCase(client, why string) MutantCase {
 	return MutantCase{Client: client, Breaks: "linearizability", Control: "native", Why: why,
-		Scenario: Scenario{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second,
-			StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+		Scenario: Scenario{
+			TrafficSettings: TrafficSettings{Clients: 4, Keys: 1, TTL: time.Second, Duration: 12 * time.Second, StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+		},
 	}
 }
 
@@ -170,8 +180,9 @@ func staleReleaseCase(client, why string) MutantCase {
 // key with 0.7-1 s holds missed in 2 of 20 runs: too few such moments.)
 func stalledExtendCase(client, breaks, why string) MutantCase {
 	return MutantCase{Client: client, Breaks: breaks, Control: "native", Why: why,
-		Scenario: Scenario{Clients: 12, Keys: 3, TTL: time.Second, Duration: 12 * time.Second,
-			StallRate: 1, WorkMin: 1500 * time.Millisecond, WorkMax: 2 * time.Second},
+		Scenario: Scenario{
+			TrafficSettings: TrafficSettings{Clients: 12, Keys: 3, TTL: time.Second, Duration: 12 * time.Second, StallRate: 1, WorkMin: 1500 * time.Millisecond, WorkMax: 2 * time.Second},
+		},
 	}
 }
 
@@ -199,4 +210,4 @@ func (c MutantCase) Run(client string, seed int64, duration time.Duration) Scena
 }
 
 // Summary describes the case's scenario in one line, defaults filled in.
-func (c MutantCase) Summary() string { return c.Scenario.Summary() }
+func (c MutantCase) Summary() string { return c.Scenario.WithDefaults().Summary() }

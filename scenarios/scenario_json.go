@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,92 +15,90 @@ import (
 	"github.com/lockcheck/lockcheck/scenarios/fault"
 )
 
-// scenarioTimes are a Scenario's durations as people write them ("15s"),
-// so that scenario.json reads like the flags that made it.
-type scenarioTimes struct {
-	Duration       string `json:"duration,omitempty"`
-	TTL            string `json:"ttl,omitempty"`
-	WorkMin        string `json:"work_min,omitempty"`
-	WorkMax        string `json:"work_max,omitempty"`
-	ObserveEvery   string `json:"observe_every,omitempty"`
-	BackoffMin     string `json:"backoff_min,omitempty"`
-	BackoffMax     string `json:"backoff_max,omitempty"`
-	WriteGap       string `json:"write_gap,omitempty"`
-	FenceGap       string `json:"fence_gap,omitempty"`
-	ClockTolerance string `json:"clock_tolerance,omitempty"`
-	CallTimeout    string `json:"call_timeout,omitempty"`
-	MinReplicasLag string `json:"min_replicas_max_lag,omitempty"`
-}
+// jsonOrder is the order scenario.json has always had its keys in, so
+// that a scenario written again is the same bytes. A row's key not named
+// here (a setting added since) follows them, in the table's order.
+var jsonOrder = strings.Fields(`server node_builds upgrade_to node_config topology aof fsync nodes
+	min_replicas_to_write client fenced faults events until_covered seed clients keys
+	stall_rate pause_rate late_rate abandon_rate wait fence_gap_random
+	duration ttl work_min work_max observe_every backoff_min backoff_max write_gap
+	fence_gap clock_tolerance call_timeout min_replicas_max_lag`)
 
-// fields pairs each text with its duration.
-func (t *scenarioTimes) fields(s *Scenario) map[*string]*time.Duration {
-	return map[*string]*time.Duration{
-		&t.Duration: &s.Duration, &t.TTL: &s.TTL, &t.WorkMin: &s.WorkMin, &t.WorkMax: &s.WorkMax,
-		&t.ObserveEvery: &s.ObserveEvery, &t.BackoffMin: &s.BackoffMin, &t.BackoffMax: &s.BackoffMax,
-		&t.WriteGap: &s.WriteGap, &t.FenceGap: &s.FenceGap, &t.ClockTolerance: &s.ClockTolerance,
-		&t.CallTimeout: &s.CallTimeout, &t.MinReplicasLag: &s.MinReplicasMaxLag,
-	}
-}
+// jsonRows are the rows written to scenario.json, in jsonOrder; jsonType
+// is the flat object they make, one field per row (a duration as its
+// text, "15s", so that the file reads like the flags that made it), with
+// the row's key and options as its tag: encoding/json reads and writes
+// it, and names a mistyped key in its error.
+var jsonRows, jsonType = jsonLayout()
 
-// plainScenario has Scenario's fields without its methods.
-type plainScenario Scenario
-
-// MarshalJSON writes durations as text ("15s").
-func (s Scenario) MarshalJSON() ([]byte, error) {
-	var t scenarioTimes
-	for text, d := range t.fields(&s) {
-		if *d != 0 {
-			*text = d.String()
+func jsonLayout() ([]Setting, reflect.Type) {
+	var rows []Setting
+	for _, st := range Settings() {
+		if st.JSON != "" {
+			rows = append(rows, st)
 		}
 	}
-	return json.Marshal(struct {
-		plainScenario
-		scenarioTimes
-	}{plainScenario(s), t})
+	rank := func(st Setting) int {
+		key, _, _ := strings.Cut(st.JSON, ",")
+		if i := slices.Index(jsonOrder, key); i >= 0 {
+			return i
+		}
+		return len(jsonOrder)
+	}
+	slices.SortStableFunc(rows, func(a, b Setting) int { return rank(a) - rank(b) })
+	fields := make([]reflect.StructField, len(rows))
+	for i, st := range rows {
+		t := st.field(&Scenario{}).Type()
+		if st.isDuration() {
+			t = reflect.TypeFor[string]()
+		}
+		fields[i] = reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: t, Tag: reflect.StructTag(`json:"` + st.JSON + `"`)}
+	}
+	return rows, reflect.StructOf(fields)
+}
+
+// MarshalJSON writes the rows' keys, durations as text ("15s").
+func (s Scenario) MarshalJSON() ([]byte, error) {
+	v := reflect.New(jsonType).Elem()
+	for i, st := range jsonRows {
+		f := st.field(&s)
+		if st.isDuration() {
+			if d := time.Duration(f.Int()); d != 0 {
+				v.Field(i).SetString(d.String())
+			}
+			continue
+		}
+		v.Field(i).Set(f)
+	}
+	return json.Marshal(v.Interface())
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (s *Scenario) UnmarshalJSON(b []byte) error {
-	var v struct {
-		plainScenario
-		scenarioTimes
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
+	v := reflect.New(jsonType)
+	if err := json.Unmarshal(b, v.Interface()); err != nil {
 		return err
 	}
-	*s = Scenario(v.plainScenario)
-	for _, f := range v.scenarioTimes.named(s) {
-		if *f.text == "" {
+	var out Scenario
+	for i, st := range jsonRows {
+		f, in := st.field(&out), v.Elem().Field(i)
+		if !st.isDuration() {
+			f.Set(in)
 			continue
 		}
-		parsed, err := time.ParseDuration(*f.text)
+		if in.String() == "" {
+			continue
+		}
+		d, err := time.ParseDuration(in.String())
 		if err != nil {
 			// a type error, so that the file's reader names its line
-			return &json.UnmarshalTypeError{Value: "string " + strconv.Quote(*f.text), Type: reflect.TypeFor[time.Duration](), Field: f.name}
+			name, _, _ := strings.Cut(st.JSON, ",")
+			return &json.UnmarshalTypeError{Value: "string " + strconv.Quote(in.String()), Type: durationType, Field: name}
 		}
-		*f.d = parsed
+		f.SetInt(int64(d))
 	}
+	*s = out
 	return nil
-}
-
-// named is fields in the order of the struct, with each one's JSON name:
-// the first bad one is the one an error names, every time.
-func (t *scenarioTimes) named(s *Scenario) []namedTime {
-	var out []namedTime
-	fields := t.fields(s)
-	rt, rv := reflect.TypeFor[scenarioTimes](), reflect.ValueOf(t).Elem()
-	for i := range rt.NumField() {
-		text := rv.Field(i).Addr().Interface().(*string)
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-		out = append(out, namedTime{name, text, fields[text]})
-	}
-	return out
-}
-
-type namedTime struct {
-	name string
-	text *string
-	d    *time.Duration
 }
 
 // RunFile is a run folder's scenario.json: the resolved scenario and the

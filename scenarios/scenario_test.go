@@ -17,7 +17,7 @@ import (
 // shares whose default is none stay none, None turns a default off, and a
 // resolved scenario comes back unchanged.
 func TestScenarioDefaults(t *testing.T) {
-	s := Scenario{Server: "valkey-9.1", TTL: 10 * time.Second, LateRate: None}.WithDefaults()
+	s := Scenario{ServerSettings: ServerSettings{Server: "valkey-9.1"}, TrafficSettings: TrafficSettings{TTL: 10 * time.Second, LateRate: None}}.WithDefaults()
 	if s.Topology != topology.Standalone || s.Client != "native" || s.Duration != time.Minute || s.Clients != 6 || s.Keys != 1 {
 		t.Fatalf("defaults: %+v", s)
 	}
@@ -35,10 +35,12 @@ func TestScenarioDefaults(t *testing.T) {
 // TestScenarioJSON: scenario.json round-trips every field, durations as
 // text.
 func TestScenarioJSON(t *testing.T) {
-	s := Scenario{Server: "valkey-9.1", NodeBuilds: map[string]string{"n1": "valkey-8.1"}, Topology: topology.Sentinel, AOF: true,
-		Client: "external:python3 a.py", Fenced: true, Faults: []string{"kill-primary", "clock-jump"}, Seed: 42, StallRate: 0.25,
-		Wait:     lockclient.WaitOptions{Replicas: 1, AOF: true, Local: 1, Timeout: 50 * time.Millisecond, OnShort: lockclient.WaitRelease},
-		FenceGap: 3 * time.Millisecond, CallTimeout: 2 * time.Second}.WithDefaults()
+	s := Scenario{
+		ServerSettings:  ServerSettings{Server: "valkey-9.1", NodeBuilds: map[string]string{"n1": "valkey-8.1"}, Topology: topology.Sentinel, AOF: true},
+		ClientSettings:  ClientSettings{Client: "external:python3 a.py", Fenced: true, Wait: lockclient.WaitOptions{Replicas: 1, AOF: true, Local: 1, Timeout: 50 * time.Millisecond, OnShort: lockclient.WaitRelease}, FenceGap: 3 * time.Millisecond, CallTimeout: 2 * time.Second},
+		FaultSettings:   FaultSettings{Faults: []string{"kill-primary", "clock-jump"}},
+		TrafficSettings: TrafficSettings{Seed: 42, StallRate: 0.25},
+	}.WithDefaults()
 	f := RunFile{Format: RunFileFormat, Scenario: s, Schedule: []fault.Event{{At: 3 * time.Second, Fault: "kill-primary", Key: LockKey(0)}}, Replay: "lockcheck replay x"}
 	path := filepath.Join(t.TempDir(), RunFileName)
 	if err := f.Save(path); err != nil {
@@ -66,35 +68,35 @@ func TestScenarioJSON(t *testing.T) {
 // line naming it.
 func TestScenarioValidate(t *testing.T) {
 	for _, ok := range []Scenario{
-		{Server: "valkey-9.1", Topology: topology.Sentinel, Faults: []string{"kill-primary"}},
-		{Server: "valkey-9.1", Topology: topology.Redlock, Client: "redlock", Nodes: 5, AOF: true, Fsync: topology.FsyncEverysec, Faults: []string{"crash-restart", "clock-jump"}},
-		{Server: "valkey-9.1", Topology: topology.Redlock, Client: "external:/bin/adapter"},
+		{ServerSettings: ServerSettings{Server: "valkey-9.1", Topology: topology.Sentinel}, FaultSettings: FaultSettings{Faults: []string{"kill-primary"}}},
+		{ServerSettings: ServerSettings{Server: "valkey-9.1", Topology: topology.Redlock, Nodes: 5, AOF: true, Fsync: topology.FsyncEverysec}, ClientSettings: ClientSettings{Client: "redlock"}, FaultSettings: FaultSettings{Faults: []string{"crash-restart", "clock-jump"}}},
+		{ServerSettings: ServerSettings{Server: "valkey-9.1", Topology: topology.Redlock}, ClientSettings: ClientSettings{Client: "external:/bin/adapter"}},
 	} {
-		if err := ok.Validate(); err != nil {
+		if _, err := ok.Resolve(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for want, s := range map[string]Scenario{
 		"no server build":                            {},
-		"unknown client":                             {Server: "v", Client: "nope"},
-		"does not fit a standalone":                  {Server: "v", Faults: []string{"kill-primary"}},
-		"unknown fault":                              {Server: "v", Faults: []string{"nope"}},
-		"stall rate 2":                               {Server: "v", StallRate: 2},
-		"shorter than work min":                      {Server: "v", WorkMin: time.Second, WorkMax: time.Millisecond},
-		"WAITAOF needs AOF":                          {Server: "v", Wait: lockclient.WaitOptions{AOF: true, Local: 1, OnShort: lockclient.WaitGoOn}},
-		"always falls short":                         {Server: "v", Wait: lockclient.WaitOptions{Replicas: 1, OnShort: lockclient.WaitGoOn}},
-		"on-short":                                   {Server: "v", Topology: topology.Sentinel, Wait: lockclient.WaitOptions{Replicas: 1, OnShort: "retry"}},
-		"client native locks one server":             {Server: "v", Topology: topology.Redlock},
-		"fsync everysec needs AOF":                   {Server: "v", Fsync: topology.FsyncEverysec},
-		"unknown fsync policy":                       {Server: "v", AOF: true, Fsync: "sometimes"},
-		"only a redlock topology":                    {Server: "v", Nodes: 5},
-		"1 to 9 nodes":                               {Server: "v", Topology: topology.Redlock, Client: "redlock", Nodes: 12},
-		"without min-replicas-to-write does nothing": {Server: "v", Topology: topology.Sentinel, MinReplicasMaxLag: time.Second},
-		"refuses every write: choose at most 1":      {Server: "v", Topology: topology.Cluster, MinReplicas: 2},
-		"refuses every write: choose at most 0":      {Server: "v", MinReplicas: 1},
-		"crash-restart does not fit a sentinel topology: choose redlock": {Server: "v", Topology: topology.Sentinel, Faults: []string{"crash-restart"}},
+		"unknown client":                             {ServerSettings: ServerSettings{Server: "v"}, ClientSettings: ClientSettings{Client: "nope"}},
+		"does not fit a standalone":                  {ServerSettings: ServerSettings{Server: "v"}, FaultSettings: FaultSettings{Faults: []string{"kill-primary"}}},
+		"unknown fault":                              {ServerSettings: ServerSettings{Server: "v"}, FaultSettings: FaultSettings{Faults: []string{"nope"}}},
+		"stall rate 2":                               {ServerSettings: ServerSettings{Server: "v"}, TrafficSettings: TrafficSettings{StallRate: 2}},
+		"shorter than work min":                      {ServerSettings: ServerSettings{Server: "v"}, TrafficSettings: TrafficSettings{WorkMin: time.Second, WorkMax: time.Millisecond}},
+		"WAITAOF needs AOF":                          {ServerSettings: ServerSettings{Server: "v"}, ClientSettings: ClientSettings{Wait: lockclient.WaitOptions{AOF: true, Local: 1, OnShort: lockclient.WaitGoOn}}},
+		"always falls short":                         {ServerSettings: ServerSettings{Server: "v"}, ClientSettings: ClientSettings{Wait: lockclient.WaitOptions{Replicas: 1, OnShort: lockclient.WaitGoOn}}},
+		"on-short":                                   {ServerSettings: ServerSettings{Server: "v", Topology: topology.Sentinel}, ClientSettings: ClientSettings{Wait: lockclient.WaitOptions{Replicas: 1, OnShort: "retry"}}},
+		"client native locks one server":             {ServerSettings: ServerSettings{Server: "v", Topology: topology.Redlock}},
+		"fsync everysec needs AOF":                   {ServerSettings: ServerSettings{Server: "v", Fsync: topology.FsyncEverysec}},
+		"unknown fsync policy":                       {ServerSettings: ServerSettings{Server: "v", AOF: true, Fsync: "sometimes"}},
+		"only a redlock topology":                    {ServerSettings: ServerSettings{Server: "v", Nodes: 5}},
+		"1 to 9 nodes":                               {ServerSettings: ServerSettings{Server: "v", Topology: topology.Redlock, Nodes: 12}, ClientSettings: ClientSettings{Client: "redlock"}},
+		"without min-replicas-to-write does nothing": {ServerSettings: ServerSettings{Server: "v", Topology: topology.Sentinel, MinReplicasMaxLag: time.Second}},
+		"refuses every write: choose at most 1":      {ServerSettings: ServerSettings{Server: "v", Topology: topology.Cluster, MinReplicas: 2}},
+		"refuses every write: choose at most 0":      {ServerSettings: ServerSettings{Server: "v", MinReplicas: 1}},
+		"crash-restart does not fit a sentinel topology: choose redlock": {ServerSettings: ServerSettings{Server: "v", Topology: topology.Sentinel}, FaultSettings: FaultSettings{Faults: []string{"crash-restart"}}},
 	} {
-		err := s.Validate()
+		_, err := s.Resolve()
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%+v: got %v, want an error with %q", s, err, want)
 		}
@@ -103,7 +105,7 @@ func TestScenarioValidate(t *testing.T) {
 
 // TestScenarioSchedule: the schedule is the seed's alone.
 func TestScenarioSchedule(t *testing.T) {
-	s := Scenario{Server: "v", Topology: topology.Sentinel, Faults: []string{"kill-primary", "clock-jump"}, Seed: 9, Duration: 2 * time.Minute}
+	s := Scenario{ServerSettings: ServerSettings{Server: "v", Topology: topology.Sentinel}, FaultSettings: FaultSettings{Faults: []string{"kill-primary", "clock-jump"}}, TrafficSettings: TrafficSettings{Seed: 9, Duration: 2 * time.Minute}}.WithDefaults()
 	a, err := s.Schedule()
 	if err != nil || len(a) == 0 {
 		t.Fatalf("schedule %v, %v", a, err)

@@ -13,8 +13,12 @@ import (
 // a shorter lease goes first, the noise next, a shorter run before the
 // fault steps, clients and keys.
 func TestCutsEachTakeSomethingAway(t *testing.T) {
-	s := Scenario{Server: "valkey-9.1", Topology: "sentinel", Client: "native", Faults: []string{"kill-primary", "clock-jump"},
-		Duration: 60 * time.Second, TTL: 2 * time.Second, Seed: 7, Clients: 6, Keys: 3}
+	s := Scenario{
+		ServerSettings:  ServerSettings{Server: "valkey-9.1", Topology: "sentinel"},
+		ClientSettings:  ClientSettings{Client: "native"},
+		FaultSettings:   FaultSettings{Faults: []string{"kill-primary", "clock-jump"}},
+		TrafficSettings: TrafficSettings{Duration: 60 * time.Second, TTL: 2 * time.Second, Seed: 7, Clients: 6, Keys: 3},
+	}
 	p, err := Pinned(s)
 	if err != nil {
 		t.Fatal(err)
@@ -64,9 +68,12 @@ func TestCutsEachTakeSomethingAway(t *testing.T) {
 // TestCutToOneKeyMovesTheSteps: with one key left, every fault step
 // strikes that key's primary.
 func TestCutToOneKeyMovesTheSteps(t *testing.T) {
-	s := Scenario{Server: "valkey-9.1", Topology: "sentinel", Client: "native", Faults: []string{"kill-primary"},
-		Duration: 20 * time.Second, Seed: 1, Clients: 2, Keys: 3,
-		Events: []fault.Event{{At: 3 * time.Second, Fault: "kill-primary", Key: LockKey(2)}}}.WithDefaults()
+	s := Scenario{
+		ServerSettings:  ServerSettings{Server: "valkey-9.1", Topology: "sentinel"},
+		ClientSettings:  ClientSettings{Client: "native"},
+		FaultSettings:   FaultSettings{Faults: []string{"kill-primary"}, Events: []fault.Event{{At: 3 * time.Second, Fault: "kill-primary", Key: LockKey(2)}}},
+		TrafficSettings: TrafficSettings{Duration: 20 * time.Second, Seed: 1, Clients: 2, Keys: 3},
+	}.WithDefaults()
 	for _, c := range Cuts(s, 0) {
 		if c.What == "1 key (was 3)" {
 			if c.Scenario.Events[0].Key != LockKey(0) {
@@ -97,8 +104,11 @@ func TestEventText(t *testing.T) {
 			t.Errorf("%q read without an error", bad)
 		}
 	}
-	s := Scenario{Server: "valkey-9.1", Topology: "sentinel", Faults: []string{"kill-primary"}, Duration: 10 * time.Second,
-		Events: []fault.Event{{At: 11 * time.Second, Fault: "kill-primary", Key: LockKey(0)}}}
+	s := Scenario{
+		ServerSettings:  ServerSettings{Server: "valkey-9.1", Topology: "sentinel"},
+		FaultSettings:   FaultSettings{Faults: []string{"kill-primary"}, Events: []fault.Event{{At: 11 * time.Second, Fault: "kill-primary", Key: LockKey(0)}}},
+		TrafficSettings: TrafficSettings{Duration: 10 * time.Second},
+	}
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "outside the run") {
 		t.Fatalf("a step past the run's end: %v", err)
 	}

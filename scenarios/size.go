@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -16,29 +17,43 @@ const (
 	MaxKeys    = 10000
 )
 
-// validateSize refuses counts out of bounds and negative durations, before
-// anything is sized by them.
-func (s Scenario) validateSize() error {
-	switch {
-	case s.Clients < 1 || s.Clients > MaxClients:
+// The checks of one setting alone (Setting.Check). Validate runs them
+// first: what follows sizes things by these (LockKeys).
+
+func checkClients(_ Setting, s Scenario) error {
+	if s.Clients < 1 || s.Clients > MaxClients {
 		return fmt.Errorf("%d clients: want 1 to %d (each is a worker with its own connections to the servers, all on this machine): give fewer with --clients", s.Clients, MaxClients)
-	case s.Keys < 1 || s.Keys > MaxKeys:
+	}
+	return nil
+}
+
+func checkKeys(_ Setting, s Scenario) error {
+	if s.Keys < 1 || s.Keys > MaxKeys {
 		return fmt.Errorf("%d keys: want 1 to %d (each is a lock the observer reads and the checker models; past %d clients more keys are never contended): give fewer with --keys", s.Keys, MaxKeys, MaxClients)
 	}
-	for _, d := range []struct {
-		name string
-		d    time.Duration
-	}{
-		{"duration", s.Duration}, {"ttl", s.TTL}, {"work-min", s.WorkMin}, {"work-max", s.WorkMax},
-		{"backoff-min", s.BackoffMin}, {"backoff-max", s.BackoffMax}, {"write-gap", s.WriteGap}, {"fence-gap", s.FenceGap},
-		{"tolerance", s.ClockTolerance}, {"call-timeout", s.CallTimeout},
-	} {
-		if d.d < 0 {
-			return fmt.Errorf("%s %s: want a positive duration (--%s)", d.name, d.d, d.name)
-		}
+	return nil
+}
+
+// checkNotNegative refuses a negative duration.
+func checkNotNegative(st Setting, s Scenario) error {
+	if d := time.Duration(st.field(&s).Int()); d < 0 {
+		return fmt.Errorf("%s %s: want a positive duration (--%s)", st.Flag, d, st.Flag)
 	}
-	if s.ObserveEvery < 0 && s.ObserveEvery != None {
-		return fmt.Errorf("observe-every %s: want a positive duration, or %s for none", s.ObserveEvery, time.Duration(None))
+	return nil
+}
+
+// checkInterval refuses a negative interval other than None.
+func checkInterval(st Setting, s Scenario) error {
+	if d := time.Duration(st.field(&s).Int()); d < 0 && d != None {
+		return fmt.Errorf("%s %s: want a positive duration, or %s for none", st.Flag, d, time.Duration(None))
+	}
+	return nil
+}
+
+// checkShare refuses a share out of 0..1 other than None.
+func checkShare(st Setting, s Scenario) error {
+	if v := st.field(&s).Float(); v > 1 || (v < 0 && v != None) {
+		return fmt.Errorf("%s %g: want a share between 0 and 1", strings.ReplaceAll(st.Flag, "-", " "), v)
 	}
 	return nil
 }

@@ -319,5 +319,7 @@ func (tr Trace) Validate() error {
 			return fmt.Errorf("trace: step %d follows step %d, which is no fault step before it", i+1, st.FaultStep+1)
 		}
 	}
-	return tr.Scenario.Validate()
+	// a trace is where its scenario enters a run
+	_, err := tr.Scenario.Resolve()
+	return err
 }

@@ -35,7 +35,7 @@ func failoverHistory() *history.History {
 // the fault step before it.
 func TestNewTrace(t *testing.T) {
 	h := failoverHistory()
-	s := Scenario{Server: "valkey-9.1", Topology: topology.Sentinel, Client: "native", TTL: 5 * time.Second}
+	s := Scenario{ServerSettings: ServerSettings{Server: "valkey-9.1", Topology: topology.Sentinel}, ClientSettings: ClientSettings{Client: "native"}, TrafficSettings: TrafficSettings{TTL: 5 * time.Second}}
 	tr, err := NewTrace(s, h, "k", []TraceEvent{OpEvent(3), OpEvent(0), FaultEvent(0), OpEvent(4)})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestNewTrace(t *testing.T) {
 // names a worker it lacks, or follows a step that is no fault, is refused
 // in one line.
 func TestTraceSaveLoad(t *testing.T) {
-	s := Scenario{Server: "valkey-9.1", Topology: topology.Sentinel, Client: "native", TTL: 5 * time.Second}.WithDefaults()
+	s := Scenario{ServerSettings: ServerSettings{Server: "valkey-9.1", Topology: topology.Sentinel}, ClientSettings: ClientSettings{Client: "native"}, TrafficSettings: TrafficSettings{TTL: 5 * time.Second}}.WithDefaults()
 	tr, err := NewTrace(s, failoverHistory(), "k", []TraceEvent{FaultEvent(0), OpEvent(0), OpEvent(3)})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestNewTraceFrozenInside(t *testing.T) {
 		{Worker: 3, Key: "k", Kind: history.Acquire, Token: "t", Outcome: history.OK, Call: ms(1153), Return: ms(1154)},
 		{Worker: 4, Key: "k", Kind: history.Extend, Token: "t", Outcome: history.OK, Call: ms(2131), Return: ms(2132)},
 	}}
-	s := Scenario{Server: "valkey-9.1", Client: "mutant-shared-token", TTL: time.Second}
+	s := Scenario{ServerSettings: ServerSettings{Server: "valkey-9.1"}, ClientSettings: ClientSettings{Client: "mutant-shared-token"}, TrafficSettings: TrafficSettings{TTL: time.Second}}
 	tr, err := NewTrace(s, h, "k", []TraceEvent{OpEvent(0), OpEvent(1), OpEvent(2)})
 	if err != nil {
 		t.Fatal(err)

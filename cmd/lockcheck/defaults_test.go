@@ -118,9 +118,11 @@ func scenarioBindings(t *testing.T) map[string]string {
 			if p.Kind() != reflect.Pointer {
 				return
 			}
-			for i := range sv.NumField() {
-				if field := sv.Field(i); field.Type().Size() > 0 && field.Addr().Pointer() == p.Pointer() {
-					out[f.Name+"\x00"+f.Usage] = sv.Type().Field(i).Name
+			// the settings, not the parts that hold them (a part's
+			// address is its first setting's)
+			for _, sf := range reflect.VisibleFields(sv.Type()) {
+				if field := sv.FieldByIndex(sf.Index); !sf.Anonymous && field.Type().Size() > 0 && field.Addr().Pointer() == p.Pointer() {
+					out[f.Name+"\x00"+f.Usage] = sf.Name
 				}
 			}
 		})

@@ -61,8 +61,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	s := f.Scenario
-	if err := s.Validate(); err != nil {
+	s, err := f.Scenario.Resolve()
+	if err != nil {
 		return fail(stderr, "%s: %v", filepath.Join(dir, scenarios.RunFileName), err)
 	}
 	schedule, err := s.Schedule()

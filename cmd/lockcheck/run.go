@@ -53,7 +53,7 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 // leases, so that every step's state sees many holds; a duration that is
 // a bound, as the run ends with the upgrade's last step.
 func upgradeDefaults() scenarios.Scenario {
-	return scenarios.Scenario{Topology: topology.Sentinel, TTL: 2 * time.Second, Duration: 10 * time.Minute}.WithDefaults()
+	return scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Topology: topology.Sentinel}, TrafficSettings: scenarios.TrafficSettings{TTL: 2 * time.Second, Duration: 10 * time.Minute}}.WithDefaults()
 }
 
 // registerUpgrade adds lockcheck upgrade's flags: run's, with --from and

@@ -25,8 +25,12 @@ func TestFencedLock(t *testing.T) {
 		env.Run(t, stalls, newAdapter(false), locktest.ExpectSafe)
 	})
 	t.Run("kill-primary", func(t *testing.T) {
-		env.Run(t, locktest.Scenario{Server: "valkey-9.1", Topology: "sentinel", Faults: []string{"kill-primary"},
-			Duration: 16 * time.Second, TTL: 5 * time.Second, Seed: 1, Fenced: true, UntilCovered: true}, newAdapter(false), locktest.ExpectFenceHolds)
+		env.Run(t, locktest.Scenario{
+			ServerSettings:  locktest.ServerSettings{Server: "valkey-9.1", Topology: "sentinel"},
+			ClientSettings:  locktest.ClientSettings{Fenced: true},
+			FaultSettings:   locktest.FaultSettings{Faults: []string{"kill-primary"}},
+			TrafficSettings: locktest.TrafficSettings{Duration: 16 * time.Second, TTL: 5 * time.Second, Seed: 1, UntilCovered: true},
+		}, newAdapter(false), locktest.ExpectFenceHolds)
 	})
 }
 
@@ -54,9 +58,11 @@ func TestBrokenReleaseFails(t *testing.T) {
 // stalls is the no-fault scenario: four clients on one key with 1 s
 // leases, half the holders stalling 1.2-2 leases somewhere in their hold
 // and a tenth frozen inside a lock call.
-var stalls = locktest.Scenario{Server: "valkey-9.1", Topology: "standalone", Duration: 12 * time.Second, Seed: 1, Fenced: true, UntilCovered: true,
-	Clients: 4, Keys: 1, TTL: time.Second, StallRate: 0.5, PauseRate: 0.1,
-	WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond}
+var stalls = locktest.Scenario{
+	ServerSettings:  locktest.ServerSettings{Server: "valkey-9.1", Topology: "standalone"},
+	ClientSettings:  locktest.ClientSettings{Fenced: true},
+	TrafficSettings: locktest.TrafficSettings{Duration: 12 * time.Second, Seed: 1, UntilCovered: true, Clients: 4, Keys: 1, TTL: time.Second, StallRate: 0.5, PauseRate: 0.1, WorkMin: 50 * time.Millisecond, WorkMax: 300 * time.Millisecond},
+}
 
 // adapter maps the library's calls and errors onto locktest's client:
 // ErrTaken, ErrLost and error replies are definite failures, anything

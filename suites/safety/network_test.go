@@ -27,7 +27,7 @@ var _ = Describe("correct clients under network faults, seeded", func() {
 	faults := []string{fault.Latency.Name(), fault.BlackholePrimary.Name(), fault.ResetConnections.Name(), fault.SlowReplication.Name()}
 	for _, f := range faults {
 		for _, client := range []string{"native", "fenced"} {
-			s := scenarios.Scenario{Server: newest, Topology: topology.Sentinel, Client: client, Faults: []string{f}, Seed: 1, Duration: 20 * time.Second}
+			s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: newest, Topology: topology.Sentinel}, ClientSettings: scenarios.ClientSettings{Client: client}, FaultSettings: scenarios.FaultSettings{Faults: []string{f}}, TrafficSettings: scenarios.TrafficSettings{Seed: 1, Duration: 20 * time.Second}}
 			if f == fault.SlowReplication.Name() {
 				s.Wait = lockclient.WaitOptions{Replicas: 1, Timeout: 100 * time.Millisecond, OnShort: lockclient.WaitRelease}
 			}

@@ -22,7 +22,7 @@ const newest = "valkey-9.1"
 // raceScenario is lockcheck run's default scenario with client under
 // kill-primary on kind: nothing else changes.
 func raceScenario(kind topology.Kind, client string, seed int64, d time.Duration) scenarios.Scenario {
-	return scenarios.Scenario{Server: newest, Topology: kind, Client: client, Faults: []string{fault.KillPrimary.Name()}, Seed: seed, Duration: d}
+	return scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: newest, Topology: kind}, ClientSettings: scenarios.ClientSettings{Client: client}, FaultSettings: scenarios.FaultSettings{Faults: []string{fault.KillPrimary.Name()}}, TrafficSettings: scenarios.TrafficSettings{Seed: seed, Duration: d}}
 }
 
 // The article's race, scripted: the kill-primary fault cuts replication,

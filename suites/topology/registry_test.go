@@ -76,7 +76,7 @@ var _ = Describe("a registry on loopback", Ordered, Label("registry", suites.Kin
 		Expect(img.Status).To(Equal(topology.Pullable), "%s: %s", img.Ref, img.Reason)
 		Expect(img.Ref).To(Equal(ref))
 
-		s := scenarios.Scenario{Server: "valkey-9.1", Client: "native", Duration: 3 * time.Second, TTL: time.Second, Seed: 1}
+		s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: "valkey-9.1"}, ClientSettings: scenarios.ClientSettings{Client: "native"}, TrafficSettings: scenarios.TrafficSettings{Duration: 3 * time.Second, TTL: time.Second, Seed: 1}}
 		out, err := harness.Execute(ctx, env.Engine, s, harness.Options{Out: suites.RunDir(), Sources: src, Log: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out.History.Meta.Version).To(HavePrefix("9.1."))
@@ -95,7 +95,7 @@ var _ = Describe("a registry on loopback", Ordered, Label("registry", suites.Kin
 		// build's image would be compressed and uploaded whole.
 		ref := push(ctx, "valkey-9.1", "valkey-9.0")
 		src := topology.Sources{Registry: reg}
-		s := scenarios.Scenario{Server: "valkey-9.0", Client: "native", Duration: 3 * time.Second, TTL: time.Second, Seed: 1}
+		s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: "valkey-9.0"}, ClientSettings: scenarios.ClientSettings{Client: "native"}, TrafficSettings: scenarios.TrafficSettings{Duration: 3 * time.Second, TTL: time.Second, Seed: 1}}
 		_, err := harness.Execute(ctx, env.Engine, s, harness.Options{Out: suites.RunDir(), Sources: src, Log: GinkgoWriter})
 		Expect(err).To(HaveOccurred(), "a mislabelled %s", ref)
 		Expect(err.Error()).To(ContainSubstring("reports version 9.1"))

@@ -48,7 +48,7 @@ func upgrade(ctx context.Context, from, to string, kind topology.Kind, client st
 	}
 	// each step's state held 2 s, two leases of 1 s (a hold is 0.2-1 s)
 	fault.UpgradeHold = 2 * time.Second
-	s := scenarios.Scenario{Server: from, UpgradeTo: to, Topology: kind, Client: client, TTL: time.Second, Duration: 10 * time.Minute, Seed: 1}
+	s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: from, UpgradeTo: to, Topology: kind}, ClientSettings: scenarios.ClientSettings{Client: client}, TrafficSettings: scenarios.TrafficSettings{TTL: time.Second, Duration: 10 * time.Minute, Seed: 1}}
 	out, err := harness.Execute(ctx, env.Engine, s, harness.Options{Out: suites.RunDir(), Log: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("verdict", string(out.Check.Verdict)+": "+out.Check.Summary)
