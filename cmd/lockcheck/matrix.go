@@ -50,7 +50,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	stop := fs.Bool("stop-on-violation", false, "end each run at its first violation the client's options do not allow (its verdict is then known)")
 	duration := fs.Duration("duration", 30*time.Second, "how long each run's workload runs at least: one fault step, and the run goes on past it until a lease after the step ended (at most as long again)")
 	seed := fs.Int64("seed", 1, "the matrix's seed; each run derives its own from it and its combination")
-	ttl := fs.Duration("ttl", scenarios.Scenario{}.WithDefaults().TTL, "lease asked for by every acquire and extend")
+	ttl := fs.Duration("ttl", scenarios.Defaults().TTL, "lease asked for by every acquire and extend")
 	shard := fs.String("shard", "", "I/N: run only the I-th of N parts of the matrix (same seeds as the whole; lockcheck merge joins the parts' folders)")
 	out := fs.String("out", "out/matrix", "folder for index.html, matrix.json, junit.xml and one folder per run (a run's folder is replaced)")
 	parallel := fs.Int("parallel", 1, "runs at once, each on its own topology")
