@@ -95,8 +95,8 @@ func (st Setting) applyDefault(s *Scenario) {
 	}
 }
 
-// args are the row's flags in Args: none for a zero field; a share or
-// interval set to None is written as the flag's "none" (0 or -1).
+// args are the row's flags in Args: none for a zero field, and a share
+// set to None is written as the flag's "none", 0.
 func (st Setting) args(s Scenario) []string {
 	if st.Format != nil {
 		return st.Format(s)
