@@ -87,7 +87,7 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 	t0 := topos[0]
 	cr = &reports.CatchRate{Server: t0.Build.Name, Version: t0.Version, Topology: string(t0.Kind), Runs: c.Runs, Started: begin}
 	if c.Gate != nil {
-		cr.Gate = c.Gate.Summary()
+		cr.Gate = c.Gate.WithDefaults().Summary()
 	}
 	rows := make([]*reports.CatchRow, len(c.Cases))
 	var mu sync.Mutex // guards rows, cr, n and the report's files

@@ -75,7 +75,7 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if *duration > 0 {
 			g.Duration = *duration
 		}
-		m.Gate, what = &g, "the default gate ("+g.Summary()+")"
+		m.Gate, what = &g, "the default gate ("+g.WithDefaults().Summary()+")"
 	}
 	if !settled(stderr, m) {
 		return 0

@@ -94,7 +94,7 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	fmt.Fprintf(stderr, "false-alarms: %d client(s) × %d topologies × %d seeds of %s -> %s\n", len(cases), len(kinds), *runs, base.Summary(), *out)
+	fmt.Fprintf(stderr, "false-alarms: %d client(s) × %d topologies × %d seeds of %s -> %s\n", len(cases), len(kinds), *runs, base.WithDefaults().Summary(), *out)
 	m := harness.FalseAlarms{Cases: cases, Topologies: kinds, Runs: *runs, Base: &base, Parallel: *parallel, Sources: sources, Out: *out, Log: stderr}
 	fa, err := m.Measure(ctx, eng)
 	if fa != nil {
