@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/fault"
 	"github.com/lockcheck/lockcheck/topology"
@@ -126,13 +128,13 @@ func (j job) workload(ctx context.Context, t *topology.Topology, o Options, log 
 	fenced := runMeta(t, s).Fenced
 	stopProgress, stopWatch := func() {}, func() {}
 	if o.Progress != nil {
-		stopProgress = progressLine(ctx, o.Progress, rec, &injected, s.TTL, fenced)
+		stopProgress = reports.ProgressLine(ctx, o.Progress, rec, &injected, checker.NewLiveCount(rec, s.TTL, fenced))
 	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var stopped atomic.Bool
 	if o.StopOnViolation {
-		stopWatch = stopOnViolation(runCtx, rec, s.TTL, fenced, func(n int) {
+		stopWatch = checker.StopOnViolation(runCtx, rec, s.TTL, fenced, func(n int) {
 			log.Info("stopping the run: the live check found a violation", "violations", n, "after", time.Duration(rec.Now()))
 			stopped.Store(true)
 			stopRun()

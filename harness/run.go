@@ -90,7 +90,7 @@ func record(ctx context.Context, s scenarios.Scenario, p *played, o Options, out
 	rr := reports.NewRunResult(h, result, out.Notes)
 	rr.Replay = o.replay()
 	out.History, out.Check, out.Result = h, result, rr
-	return WriteFiles(o.Out, h, result, rr)
+	return reports.WriteRun(o.Out, h, result, rr)
 }
 
 // runLog opens the run's run.log (nothing for a measured run).
