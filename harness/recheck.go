@@ -93,7 +93,7 @@ func Recheck(ctx context.Context, target string, adjust func(*checker.Options)) 
 	}
 	rr := reports.NewRunResult(h, res, notes)
 	rr.Replay = replay
-	if err := WriteFiles(dir, h, res, rr); err != nil {
+	if err := reports.WriteRun(dir, h, res, rr); err != nil {
 		return nil, err
 	}
 	return &Rechecked{History: h, Check: res, Result: rr, Dir: dir}, nil

@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -135,7 +134,7 @@ func judge(ctx context.Context, s *scenarios.Script) (*history.History, *checker
 	AddReportEntry("verdict", string(r.Verdict)+": "+r.Summary)
 	dir := suites.RunDir()
 	Expect(h.Save(filepath.Join(dir, "history.json"))).To(Succeed())
-	Expect(harness.WriteFiles(dir, h, r, reports.NewRunResult(h, r, nil))).To(Succeed())
+	Expect(reports.WriteRun(dir, h, r, reports.NewRunResult(h, r, nil))).To(Succeed())
 	Expect(s.Topo.SaveLogs(wctx, filepath.Join(dir, "nodes"))).To(Succeed())
 	return h, r
 }

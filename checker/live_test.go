@@ -1,4 +1,4 @@
-package harness
+package checker
 
 import (
 	"context"
@@ -20,20 +20,20 @@ func TestLiveCount(t *testing.T) {
 	}
 	rec.Add(acquire(0, "a", 0))
 	rec.Add(acquire(1, "b", 10*ms)) // inside a's lease: two holders
-	l := newLiveCount(rec, time.Second, false)
+	l := NewLiveCount(rec, time.Second, false)
 	ctx := context.Background()
 	time.Sleep(20 * time.Millisecond) // the made-up times are behind the recorder's clock
-	if n := l.update(ctx); n != 1 {
+	if n := l.Update(ctx); n != 1 {
 		t.Fatalf("after a double holder: %d violations, want 1", n)
 	}
-	if n := l.update(ctx); n != 1 {
+	if n := l.Update(ctx); n != 1 {
 		t.Fatalf("counted again on the next update: %d", n)
 	}
 	l.span = 1                        // every operation so far leaves the window
 	time.Sleep(20 * time.Millisecond) // past the recorded returns
 	rec.Add(history.Op{Client: 2, Worker: 2, Key: "lock:{other}", Kind: history.Acquire, Token: "c", TTLms: 1000,
 		Outcome: history.OK, Call: rec.Now(), Return: rec.Now() + ms})
-	if n := l.update(ctx); n != 1 || len(l.window) != 1 {
+	if n := l.Update(ctx); n != 1 || len(l.window) != 1 {
 		t.Fatalf("after the window moved on: %d violations, window of %d ops; want 1 and 1", n, len(l.window))
 	}
 }
@@ -49,7 +49,7 @@ func TestLiveCountLeavesOutAllowed(t *testing.T) {
 			Outcome: history.OK, Call: int64(i) * 10 * ms, Return: int64(i)*10*ms + ms, Fence: int64(i), HasFence: true})
 	}
 	for _, fenced := range []bool{true, false} {
-		if n := newLiveCount(rec, time.Second, fenced).update(context.Background()); n != 0 {
+		if n := NewLiveCount(rec, time.Second, fenced).Update(context.Background()); n != 0 {
 			t.Errorf("a fenced run's double holder counted (fenced by its kind: %v): %d", fenced, n)
 		}
 	}
@@ -70,14 +70,14 @@ func TestLiveCountAfterAGap(t *testing.T) {
 		return history.Op{Client: worker, Worker: worker, Key: key, Kind: kind, Token: token, TTLms: 60_000, Outcome: out, Call: call, Return: call + ms}
 	}
 	rec.Add(op(0, "lock:{k}", history.Acquire, "a", history.OK, 0))
-	l := newLiveCount(rec, time.Minute, false)
-	l.pull()
+	l := NewLiveCount(rec, time.Minute, false)
+	l.Pull()
 	rec.Add(op(0, "lock:{k}", history.Release, "a", history.OK, 10*ms))
 	for i := range history.TailOps + 10 { // the release leaves the recorder's tail
 		rec.Add(op(2, "lock:{other}", history.Acquire, "x", history.Fail, 20*ms+int64(i)))
 	}
 	rec.Add(op(1, "lock:{k}", history.Acquire, "b", history.OK, 30*ms))
-	if n := l.update(context.Background()); n != 0 {
+	if n := l.Update(context.Background()); n != 0 {
 		t.Fatalf("a lock released in the operations the recorder no longer has counted as a double holder: %d violations", n)
 	}
 }
@@ -97,13 +97,13 @@ func TestLiveCountWaitsForOperationsInFlight(t *testing.T) {
 	time.Sleep(2 * time.Millisecond)
 	rec.Add(op(1, history.Acquire, "b", rec.Now(), rec.Now()+ms)) // the lock was free: worker 1 got it
 	time.Sleep(5 * time.Millisecond)
-	l := newLiveCount(rec, time.Minute, false)
+	l := NewLiveCount(rec, time.Minute, false)
 	ctx := context.Background()
-	if n := l.update(ctx); n != 0 {
+	if n := l.Update(ctx); n != 0 {
 		t.Fatalf("a double holder counted while the first holder's release was in flight: %d", n)
 	}
 	rec.Add(op(0, history.Release, "a", release, release+ms/2))
-	if n := l.update(ctx); n != 0 {
+	if n := l.Update(ctx); n != 0 {
 		t.Fatalf("after the release was recorded: %d violations, want 0", n)
 	}
 	if s := rec.Settled(); s < rec.Now()-ms {
@@ -129,7 +129,7 @@ func TestLiveCountWaitsForAReleaseInFlight(t *testing.T) {
 	rec.Add(history.Op{Client: 1, Worker: 1, Key: "lock:{k}", Kind: history.Write, Token: "b", Fence: 2, HasFence: true,
 		Outcome: history.OK, Call: now + 2*ms, Return: now + 3*ms})
 	time.Sleep(10 * time.Millisecond)
-	if n := newLiveCount(rec, 10*time.Second, true).update(context.Background()); n != 0 {
+	if n := NewLiveCount(rec, 10*time.Second, true).Update(context.Background()); n != 0 {
 		t.Fatalf("%d violations while worker 0's release is in flight, want 0", n)
 	}
 }

@@ -1,49 +1,14 @@
-package harness
+package checker
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"sync/atomic"
 	"time"
 
-	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// progressLine prints elapsed time, operations, faults injected and the
-// violations found so far, once a second, on one line. It returns the
-// function that stops it.
-func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64, ttl time.Duration, fenced bool) func() {
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	live := newLiveCount(rec, ttl, fenced)
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		violations, lastCheck := 0, time.Now()
-		for {
-			select {
-			case <-done:
-				fmt.Fprintln(w)
-				return
-			case <-ctx.Done():
-				fmt.Fprintln(w)
-				return
-			case <-tick.C:
-			}
-			live.pull() // every second: the recorder keeps only its latest operations
-			if time.Since(lastCheck) >= 5*time.Second {
-				violations, lastCheck = live.update(ctx), time.Now()
-			}
-			fmt.Fprintf(w, "\r%6.0fs  ops %-8d faults %-3d violations so far %d   ", time.Since(rec.Started()).Seconds(), rec.Len(), injected.Load(), violations)
-		}
-	}()
-	return func() { close(done); <-stopped }
-}
-
-// liveCount counts what the interval checks (double holders, fences, the
+// LiveCount counts what the interval checks (double holders, fences, the
 // resource; no linearizability search) find as a run goes. Each update
 // takes only the operations recorded since the last and re-checks a
 // window of the recent ones, long enough to hold any lease that can still
@@ -57,11 +22,11 @@ func progressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injec
 // its write, would look like a double holder or a write over a holder
 // until the release is recorded. Findings are
 // counted once, by kind, key and start; findings the run's
-// options allow (a fenced client's double holders: checker.OptionsFor,
+// options allow (a fenced client's double holders: OptionsFor,
 // which also reads the acquires' fences) are not counted. It is
 // a live indicator and the trigger of --stop-on-violation; the verdict is
 // the whole history's check at the end.
-type liveCount struct {
+type LiveCount struct {
 	rec    *history.Recorder
 	fenced bool
 	span   int64
@@ -70,32 +35,34 @@ type liveCount struct {
 	seen   map[string]bool
 }
 
-func newLiveCount(rec *history.Recorder, ttl time.Duration, fenced bool) *liveCount {
-	return &liveCount{rec: rec, fenced: fenced, span: int64(max(4*ttl, 10*time.Second)), seen: map[string]bool{}}
+func NewLiveCount(rec *history.Recorder, ttl time.Duration, fenced bool) *LiveCount {
+	return &LiveCount{rec: rec, fenced: fenced, span: int64(max(4*ttl, 10*time.Second)), seen: map[string]bool{}}
 }
 
 // liveChecks are the checks the live count adds up. The resource's lost
 // increments are not among them: one that two holders at once made is a
 // double holder already, and one that a holder made after its lease ended
 // is a stale write, which the default gate allows an unfenced client.
-var liveChecks = []string{checker.DoubleHolder, checker.Fence}
+var liveChecks = []string{DoubleHolder, Fence}
 
 // liveAt is when a finding happened, for the settled rule: a double
 // holder at the start of its overlap; a fence finding at its end, since
 // it starts where the stale hold began, long before the write that makes
 // it a finding (and maybe before the release still in flight).
-func liveAt(f checker.Finding) int64 {
-	if f.Kind == checker.KindDoubleHolder {
+func liveAt(f Finding) int64 {
+	if f.Kind == KindDoubleHolder {
 		return f.Start
 	}
 	return max(f.Start, f.End)
 }
 
-// pull adds the operations recorded since the last pull to the window.
+// Pull adds the operations recorded since the last pull to the window:
+// call it at least every second, since the recorder keeps only its latest
+// operations.
 // A streaming recorder keeps only its latest ones (history.TailOps): if
 // more were recorded since, the window lost its continuity and starts
 // again from what is left, as the window's own trimming does.
-func (l *liveCount) pull() {
+func (l *LiveCount) Pull() {
 	ops, next := l.rec.Since(l.next)
 	if len(ops) < next-l.next {
 		l.window = l.window[:0]
@@ -107,9 +74,11 @@ func (l *liveCount) pull() {
 	}
 }
 
-func (l *liveCount) update(ctx context.Context) int {
+// Update checks the recent window and returns the violations counted so
+// far.
+func (l *LiveCount) Update(ctx context.Context) int {
 	settled := l.rec.Settled() // before the pull: what began before it is in the pull
-	l.pull()
+	l.Pull()
 	// Operations are recorded as they return: the old ones are a prefix.
 	cut, drop := l.rec.Now()-l.span, 0
 	for drop < len(l.window) && l.window[drop].Return < cut {
@@ -122,10 +91,10 @@ func (l *liveCount) update(ctx context.Context) int {
 		return len(l.seen)
 	}
 	h := &history.History{Ops: l.window, Faults: l.rec.Faults(), Meta: history.Meta{Fenced: l.fenced}}
-	opts := checker.OptionsFor(h)
-	opts.Skip = []string{checker.Linearizability}
+	opts := OptionsFor(h)
+	opts.Skip = []string{Linearizability}
 	opts.MaxFindings = 1 << 20
-	res, err := checker.Run(ctx, h, opts)
+	res, err := Run(ctx, h, opts)
 	if err != nil {
 		return len(l.seen)
 	}
@@ -141,13 +110,13 @@ func (l *liveCount) update(ctx context.Context) int {
 	return len(l.seen)
 }
 
-// stopOnViolation ends the run through stop once the live count finds a
-// violation, checking every 2 s. It returns the function that ends the
-// watch.
-func stopOnViolation(ctx context.Context, rec *history.Recorder, ttl time.Duration, fenced bool, stop func(n int)) func() {
+// StopOnViolation calls stop once the live count finds a violation,
+// checking every 2 s: the trigger of --stop-on-violation. It returns the
+// function that ends the watch.
+func StopOnViolation(ctx context.Context, rec *history.Recorder, ttl time.Duration, fenced bool, stop func(n int)) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
-	live := newLiveCount(rec, ttl, fenced)
+	live := NewLiveCount(rec, ttl, fenced)
 	go func() {
 		defer close(stopped)
 		tick := time.NewTicker(2 * time.Second)
@@ -160,7 +129,7 @@ func stopOnViolation(ctx context.Context, rec *history.Recorder, ttl time.Durati
 				return
 			case <-tick.C:
 			}
-			if n := live.update(ctx); n > 0 {
+			if n := live.Update(ctx); n > 0 {
 				stop(n)
 				return
 			}
