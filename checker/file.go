@@ -11,6 +11,7 @@ import (
 	"runtime"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // GroupOps is how many operations RunFile holds at once, give or take
@@ -24,7 +25,7 @@ var groupOps = GroupOps
 
 // RunFile checks the history saved at path (history.json) in the memory
 // of GroupOps operations rather than of the whole history: a first pass
-// reads the file (in any JSON layout: history.Reader), learns what the checks need of the whole (its end,
+// reads the file (in any JSON layout: historyjson.Reader), learns what the checks need of the whole (its end,
 // whether it has fences, workers, counter writes, each key's longest
 // lease) and spills each operation to a temporary file of its key's
 // group; each group is then read back in call order and checked, a key
@@ -36,7 +37,7 @@ var groupOps = GroupOps
 // returns the result and the history: whole when it was loaded, else its
 // head only (meta, faults, scenario; no operations).
 func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, *history.History, error) {
-	r, err := history.Open(path)
+	r, err := historyjson.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}

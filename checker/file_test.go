@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // TestRunFileAgreesWithRun: a history checked a group of keys at a time
@@ -180,7 +181,7 @@ func TestRunFileChunksAKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		// checked whole as the file holds it (Save orders the operations)
-		if h, err = history.Load(path); err != nil {
+		if h, err = historyjson.Load(path); err != nil {
 			t.Fatal(err)
 		}
 		opts := Options{MaxFindings: 1 << 20}

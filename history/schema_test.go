@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // schema is the subset of JSON Schema history.schema.json uses; loading
@@ -217,7 +218,7 @@ func TestSchemaValidatesHistories(t *testing.T) {
 		if errs := s.validateFile(t, p); len(errs) > 0 {
 			t.Errorf("%s is not valid under history.schema.json:\n%s", filepath.Base(p), strings.Join(errs, "\n"))
 		}
-		if _, err := history.Load(p); err != nil {
+		if _, err := historyjson.Load(p); err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err)
 		}
 	}

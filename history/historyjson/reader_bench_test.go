@@ -1,4 +1,4 @@
-package history_test
+package historyjson_test
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // BenchmarkRead reads a generated history of 100k operations in Save's
@@ -49,7 +50,7 @@ func BenchmarkRead(b *testing.B) {
 
 func readerCount(path string) (int, error) {
 	n := 0
-	_, err := history.Scan(path, func(int, *history.Op) error { n++; return nil })
+	_, err := historyjson.Scan(path, func(int, *history.Op) error { n++; return nil })
 	return n, err
 }
 

@@ -1,8 +1,10 @@
-package history
+package historyjson
 
 import (
 	"bytes"
 	"unique"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // opField is one of Op's JSON fields.
@@ -105,8 +107,8 @@ func (d *opDecoder) intern(raw []byte) string {
 // op decodes the value at b[p] into op (an object; null gives the zero
 // operation, as encoding/json does) and returns the position after it.
 // depth is the nesting of the array holding it.
-func (d *opDecoder) op(b []byte, p, depth int, op *Op) (int, error) {
-	*op = Op{}
+func (d *opDecoder) op(b []byte, p, depth int, op *history.Op) (int, error) {
+	*op = history.Op{}
 	switch b[p] {
 	case '{':
 	case 'n':
@@ -165,7 +167,7 @@ func (d *opDecoder) op(b []byte, p, depth int, op *Op) (int, error) {
 
 // field decodes the value at b[p] into op's field f; null leaves the
 // field as it is, as encoding/json does.
-func (d *opDecoder) field(b []byte, p, depth int, f opField, op *Op) (int, error) {
+func (d *opDecoder) field(b []byte, p, depth int, f opField, op *history.Op) (int, error) {
 	c := b[p]
 	if f == fUnknown || c == 'n' {
 		return skipValue(b, p, depth)
@@ -201,11 +203,11 @@ func (d *opDecoder) field(b []byte, p, depth int, f opField, op *Op) (int, error
 		case fKey:
 			op.Key = s
 		case fKind:
-			op.Kind = Kind(s)
+			op.Kind = history.Kind(s)
 		case fToken:
 			op.Token = s
 		case fOutcome:
-			op.Outcome = Outcome(s)
+			op.Outcome = history.Outcome(s)
 		case fError:
 			op.Error = s
 		}
@@ -259,7 +261,7 @@ func (d *opDecoder) field(b []byte, p, depth int, f opField, op *Op) (int, error
 
 // decodeOp decodes b, one operation's JSON and nothing else (whitespace
 // aside), as encoding/json would.
-func decodeOp(b []byte, op *Op) error {
+func decodeOp(b []byte, op *history.Op) error {
 	var d opDecoder
 	p, err := nextByte(b, 0)
 	if err == nil {

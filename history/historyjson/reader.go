@@ -1,4 +1,4 @@
-package history
+package historyjson
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // Reader reads a history file in one pass, an operation at a time, in
@@ -44,7 +46,7 @@ type Reader struct {
 	// version a member gave before the operations.
 	head   []byte
 	format int
-	h      *History
+	h      *history.History
 	err    error
 }
 
@@ -98,7 +100,7 @@ func (r *Reader) Close() error {
 // Next decodes the next operation into op. After the last it returns
 // io.EOF, and Head has the rest of the history. An error names the
 // operation, line, column and byte offset, and what was expected there.
-func (r *Reader) Next(op *Op) error {
+func (r *Reader) Next(op *history.Op) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -115,7 +117,7 @@ func (r *Reader) Index() int { return r.n - 1 }
 
 // Head is everything but the operations (format, meta, scenario, fault
 // windows), once Next has returned io.EOF; nil before.
-func (r *Reader) Head() *History { return r.h }
+func (r *Reader) Head() *history.History { return r.h }
 
 // Estimate is how many operations the file holds, judged from the bytes
 // those read so far took: exact once they have all been read. A reader
@@ -131,7 +133,7 @@ func (r *Reader) Estimate() int {
 // errEnd is the end of the file where peek wanted a byte.
 var errEnd = errors.New("end of file")
 
-func (r *Reader) next(op *Op) error {
+func (r *Reader) next(op *history.Op) error {
 	for {
 		c, err := r.peek()
 		if err == errEnd && r.stage != atEnd {
@@ -253,7 +255,7 @@ func (r *Reader) member() error {
 		r.opsAt = r.base + int64(valueAt)
 		switch c := r.buf[valueAt]; c {
 		case '[':
-			if r.format > Format {
+			if r.format > history.Format {
 				return r.newer(r.format)
 			}
 			r.pos++
@@ -355,11 +357,11 @@ func (r *Reader) skip(depth int) error {
 
 // finish decodes the head once the file has ended.
 func (r *Reader) finish() error {
-	var h History
+	var h history.History
 	if err := json.Unmarshal(append(r.head, '}'), &h); err != nil {
 		return fmt.Errorf("decode history %s: its head (format, meta, scenario, faults): %w", r.path, err)
 	}
-	if h.Format > Format {
+	if h.Format > history.Format {
 		return r.newer(h.Format)
 	}
 	r.h, r.head = &h, nil
@@ -367,7 +369,7 @@ func (r *Reader) finish() error {
 }
 
 func (r *Reader) newer(format int) error {
-	return fmt.Errorf("history %s has format %d; this lockcheck reads up to %d: use a newer lockcheck", r.path, format, Format)
+	return fmt.Errorf("history %s has format %d; this lockcheck reads up to %d: use a newer lockcheck", r.path, format, history.Format)
 }
 
 // unit runs read on the unread bytes from the next one, again on more of
@@ -495,8 +497,8 @@ func (r *Reader) position(off int64) (line, col int) {
 // it: growing a slice of millions of operations copies it again and
 // again, each copy a stretch the garbage collector waits on. It returns
 // io.EOF, with the operations, when the file has no more.
-func (r *Reader) ReadOps(ops []Op, limit int) ([]Op, error) {
-	var op Op
+func (r *Reader) ReadOps(ops []history.Op, limit int) ([]history.Op, error) {
+	var op history.Op
 	for k := 0; limit < 0 || k < limit; k++ {
 		if k == 1<<12 {
 			rest := r.Estimate() - r.n
@@ -505,7 +507,7 @@ func (r *Reader) ReadOps(ops []Op, limit int) ([]Op, error) {
 				rest = min(rest, limit-k)
 			}
 			if len(ops)+rest > cap(ops) {
-				ops = append(make([]Op, 0, len(ops)+rest), ops...)
+				ops = append(make([]history.Op, 0, len(ops)+rest), ops...)
 			}
 		}
 		if err := r.Next(&op); err != nil {
