@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/history/historyjson"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // TestRunFileAgreesWithRun: a history checked a group of keys at a time
@@ -130,7 +131,7 @@ func TestRunFileChunksAKey(t *testing.T) {
 		for part := range 14 {
 			var p *history.History
 			if part%3 == 0 {
-				p = Generate(int64(seed)*100+int64(part), 30+rng.IntN(40), 1, 3)
+				p = synth.Generate(int64(seed)*100+int64(part), 30+rng.IntN(40), 1, 3)
 			} else {
 				p = randomHistory(rng, seed%2 == 0)
 			}

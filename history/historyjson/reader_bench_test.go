@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/history/historyjson"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // BenchmarkRead reads a generated history of 100k operations in Save's
@@ -19,7 +19,7 @@ import (
 // encoding/json's Decoder (Token for the structure, Decode for each
 // operation), the alternative the Reader was measured against.
 func BenchmarkRead(b *testing.B) {
-	h := checker.Generate(1, 100_000, 10, 50)
+	h := synth.Generate(1, 100_000, 10, 50)
 	dir := b.TempDir()
 	saved := filepath.Join(dir, "saved.json")
 	if err := h.Save(saved); err != nil {
