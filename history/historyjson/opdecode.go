@@ -172,46 +172,13 @@ func (d *opDecoder) field(b []byte, p, depth int, f opField, op *history.Op) (in
 	if f == fUnknown || c == 'n' {
 		return skipValue(b, p, depth)
 	}
-	mismatch := func(want string) (int, error) {
-		if _, err := skipValue(b, p, depth); err != nil {
-			return 0, err
-		}
-		return 0, errAt(p, "field %q: want %s, got %s", opFields[f], want, kindOf(c))
-	}
+	var want string
 	switch f {
 	case fKey, fKind, fToken, fOutcome, fError:
-		if c != '"' {
-			return mismatch("a string")
+		if c == '"' {
+			return d.textField(b, p, f, op)
 		}
-		end, plain, err := lexString(b, p)
-		if err != nil {
-			return 0, err
-		}
-		var s string
-		switch {
-		case !plain:
-			s = text(b, p, end, false)
-			if f == fKey || f == fKind || f == fOutcome {
-				s = unique.Make(s).Value()
-			}
-		case f == fToken || f == fError:
-			s = string(b[p+1 : end-1])
-		default:
-			s = d.intern(b[p+1 : end-1])
-		}
-		switch f {
-		case fKey:
-			op.Key = s
-		case fKind:
-			op.Kind = history.Kind(s)
-		case fToken:
-			op.Token = s
-		case fOutcome:
-			op.Outcome = history.Outcome(s)
-		case fError:
-			op.Error = s
-		}
-		return end, nil
+		want = "a string"
 	case fHasFence:
 		switch c {
 		case 't':
@@ -221,11 +188,56 @@ func (d *opDecoder) field(b []byte, p, depth int, f opField, op *history.Op) (in
 			op.HasFence = false
 			return lexLiteral(b, p, "false")
 		}
-		return mismatch("true or false")
+		want = "true or false"
+	default:
+		if c == '-' || '0' <= c && c <= '9' {
+			return intField(b, p, f, op)
+		}
+		want = "an integer"
 	}
-	if c != '-' && (c < '0' || c > '9') {
-		return mismatch("an integer")
+	if _, err := skipValue(b, p, depth); err != nil {
+		return 0, err
 	}
+	return 0, errAt(p, "field %q: want %s, got %s", opFields[f], want, kindOf(c))
+}
+
+// textField decodes the string at b[p] into op's field f. The texts that
+// repeat from one operation to the next are interned.
+func (d *opDecoder) textField(b []byte, p int, f opField, op *history.Op) (int, error) {
+	end, plain, err := lexString(b, p)
+	if err != nil {
+		return 0, err
+	}
+	var s string
+	switch {
+	case !plain:
+		s = text(b, p, end, false)
+		if f == fKey || f == fKind || f == fOutcome {
+			s = unique.Make(s).Value()
+		}
+	case f == fToken || f == fError:
+		s = string(b[p+1 : end-1])
+	default:
+		s = d.intern(b[p+1 : end-1])
+	}
+	switch f {
+	case fKey:
+		op.Key = s
+	case fKind:
+		op.Kind = history.Kind(s)
+	case fToken:
+		op.Token = s
+	case fOutcome:
+		op.Outcome = history.Outcome(s)
+	case fError:
+		op.Error = s
+	}
+	return end, nil
+}
+
+// intField decodes the number at b[p] into op's integer field f: one
+// that is not a whole number of 64 bits is refused.
+func intField(b []byte, p int, f opField, op *history.Op) (int, error) {
 	end, integer, err := lexNumber(b, p)
 	if err != nil {
 		return 0, err

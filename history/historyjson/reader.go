@@ -1,11 +1,7 @@
 package historyjson
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -130,9 +126,8 @@ func (r *Reader) Estimate() int {
 	return int(float64(r.n) * float64(r.size-r.opsAt) / float64(read))
 }
 
-// errEnd is the end of the file where peek wanted a byte.
-var errEnd = errors.New("end of file")
-
+// next reads on until it has decoded the next operation into op, or the
+// file's end.
 func (r *Reader) next(op *history.Op) error {
 	for {
 		c, err := r.peek()
@@ -143,27 +138,14 @@ func (r *Reader) next(op *history.Op) error {
 		}
 		switch r.stage {
 		case atStart:
-			switch c {
-			case '{':
-				r.pos++
-				r.stage, r.first = atMember, true
-			case 'n': // encoding/json reads null as an empty history
-				if _, _, err := r.unit(func(b []byte, p int) (int, error) { return lexLiteral(b, p, "null") }); err != nil {
-					return err
-				}
-				r.stage = atEnd
-			default:
-				return want(r.buf[:r.end], r.pos, "the history's object ('{')")
-			}
+			err = r.start(c)
 		case atMember:
 			if c == '}' && r.first {
 				r.pos++
 				r.stage = atEnd
 				continue
 			}
-			if err := r.member(); err != nil {
-				return err
-			}
+			err = r.member()
 		case afterMember:
 			switch c {
 			case ',':
@@ -181,23 +163,7 @@ func (r *Reader) next(op *history.Op) error {
 				r.opsDone, r.stage = true, afterMember
 				continue
 			}
-			for {
-				end, err := r.dec.op(r.buf[:r.end], r.pos, 2, op)
-				if err == errMore {
-					if err = r.more(); err != nil {
-						return err
-					}
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				r.pos = end
-				break
-			}
-			r.n++
-			r.stage = afterOp
-			return nil
+			return r.op(op)
 		case afterOp:
 			switch c {
 			case ',':
@@ -215,23 +181,34 @@ func (r *Reader) next(op *history.Op) error {
 			}
 			return r.finish()
 		}
+		if err != nil {
+			return err
+		}
 	}
 }
 
-// member reads a member of the history's object: the operations' array
-// is entered, a member of the head kept, any other skipped.
-func (r *Reader) member() error {
-	var nameAt, nameEnd, valueAt int
-	var plain bool
+// start reads the history's object's opening, c its first byte.
+func (r *Reader) start(c byte) error {
+	switch c {
+	case '{':
+		r.pos++
+		r.stage, r.first = atMember, true
+	case 'n': // encoding/json reads null as an empty history
+		if _, _, err := r.unit(func(b []byte, p int) (int, error) { return lexLiteral(b, p, "null") }); err != nil {
+			return err
+		}
+		r.stage = atEnd
+	default:
+		return want(r.buf[:r.end], r.pos, "the history's object ('{')")
+	}
+	return nil
+}
+
+// op decodes the operation at the next byte into op, reading more of the
+// file while the buffer ends inside it.
+func (r *Reader) op(op *history.Op) error {
 	for {
-		b, p := r.buf[:r.end], r.pos
-		if b[p] != '"' {
-			return want(b, p, "a member name in quotes")
-		}
-		end, pl, err := lexString(b, p)
-		if err == nil {
-			valueAt, err = colon(b, end)
-		}
+		end, err := r.dec.op(r.buf[:r.end], r.pos, 2, op)
 		if err == errMore {
 			if err = r.more(); err != nil {
 				return err
@@ -241,255 +218,12 @@ func (r *Reader) member() error {
 		if err != nil {
 			return err
 		}
-		nameAt, nameEnd, plain = p, end, pl
+		r.pos = end
 		break
 	}
-	name := text(r.buf, nameAt, nameEnd, plain)
-	r.stage = afterMember
-	switch {
-	case strings.EqualFold(name, "ops"):
-		if r.opsAt >= 0 {
-			return errAt(nameAt, "a second %q: a history has one array of operations", name)
-		}
-		r.pos = valueAt
-		r.opsAt = r.base + int64(valueAt)
-		switch c := r.buf[valueAt]; c {
-		case '[':
-			if r.format > history.Format {
-				return r.newer(r.format)
-			}
-			r.pos++
-			r.stage, r.first = atOp, true
-		case 'n':
-			r.opsDone = true
-			_, _, err := r.unit(func(b []byte, p int) (int, error) { return lexLiteral(b, p, "null") })
-			return err
-		default:
-			return errAt(valueAt, "want the operations' array, got %s", kindOf(c))
-		}
-	case isHeadMember(name):
-		if len(r.head) > 1 {
-			r.head = append(r.head, ',')
-		}
-		r.head = append(append(r.head, r.buf[nameAt:nameEnd]...), ':')
-		r.pos = valueAt
-		start, end, err := r.unit(func(b []byte, p int) (int, error) { return skipValue(b, p, 1) })
-		if err != nil {
-			return err
-		}
-		value := r.buf[start:end]
-		r.head = append(r.head, value...)
-		if strings.EqualFold(name, "format") {
-			json.Unmarshal(value, &r.format) // a type error is the head's, at the end
-		}
-	default:
-		r.pos = valueAt
-		return r.skip(1)
-	}
+	r.n++
+	r.stage = afterOp
 	return nil
-}
-
-// isHeadMember says a member is one of History's but the operations.
-func isHeadMember(name string) bool {
-	for _, n := range [...]string{"format", "meta", "scenario", "faults"} {
-		if strings.EqualFold(name, n) {
-			return true
-		}
-	}
-	return false
-}
-
-// skip reads a value the history does not use, checking it is valid JSON:
-// an array or object a member or element at a time, so that however long
-// it is only one of them is in memory. depth is its holder's nesting.
-func (r *Reader) skip(depth int) error {
-	c, err := r.peek()
-	if err != nil {
-		return r.endErr(err)
-	}
-	if c != '{' && c != '[' {
-		_, _, err := r.unit(func(b []byte, p int) (int, error) { return skipValue(b, p, depth) })
-		return err
-	}
-	if depth+1 > maxDepth {
-		return errAt(r.pos, "nested more than %d deep", maxDepth)
-	}
-	obj, closing := c == '{', byte(']')
-	if obj {
-		closing = '}'
-	}
-	r.pos++
-	if c, err = r.peek(); err != nil {
-		return r.endErr(err)
-	}
-	if c == closing {
-		r.pos++
-		return nil
-	}
-	for {
-		if obj {
-			if _, _, err := r.unit(memberName); err != nil {
-				return err
-			}
-		}
-		if err := r.skip(depth + 1); err != nil {
-			return err
-		}
-		if c, err = r.peek(); err != nil {
-			return r.endErr(err)
-		}
-		switch c {
-		case ',':
-			r.pos++
-			if obj {
-				if _, err := r.peek(); err != nil {
-					return r.endErr(err)
-				}
-			}
-		case closing:
-			r.pos++
-			return nil
-		default:
-			return want(r.buf[:r.end], r.pos, fmt.Sprintf("',' or '%c'", closing))
-		}
-	}
-}
-
-// finish decodes the head once the file has ended.
-func (r *Reader) finish() error {
-	var h history.History
-	if err := json.Unmarshal(append(r.head, '}'), &h); err != nil {
-		return fmt.Errorf("decode history %s: its head (format, meta, scenario, faults): %w", r.path, err)
-	}
-	if h.Format > history.Format {
-		return r.newer(h.Format)
-	}
-	r.h, r.head = &h, nil
-	return io.EOF
-}
-
-func (r *Reader) newer(format int) error {
-	return fmt.Errorf("history %s has format %d; this lockcheck reads up to %d: use a newer lockcheck", r.path, format, history.Format)
-}
-
-// unit runs read on the unread bytes from the next one, again on more of
-// the file while read says the buffer ended inside what it reads, and
-// moves past what it read; it returns where that is in the buffer.
-func (r *Reader) unit(read func(b []byte, p int) (int, error)) (int, int, error) {
-	for {
-		end, err := read(r.buf[:r.end], r.pos)
-		if err == errMore {
-			if err = r.more(); err != nil {
-				return 0, 0, err
-			}
-			continue
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		start := r.pos
-		r.pos = end
-		return start, end, nil
-	}
-}
-
-// peek skips whitespace and returns the next byte, reading more of the
-// file as needed: errEnd at its end.
-func (r *Reader) peek() (byte, error) {
-	for {
-		r.pos = skipSpace(r.buf[:r.end], r.pos)
-		if r.pos < r.end {
-			return r.buf[r.pos], nil
-		}
-		if r.eof {
-			return 0, errEnd
-		}
-		if err := r.fill(); err != nil {
-			return 0, err
-		}
-	}
-}
-
-// more reads more of the file for a value the buffer ends inside.
-func (r *Reader) more() error {
-	if r.eof {
-		return r.cutShort()
-	}
-	return r.fill()
-}
-
-// fill keeps the unread bytes, moved to the buffer's start (the buffer
-// doubled when they fill it), and reads more after them.
-func (r *Reader) fill() error {
-	if r.pos > 0 {
-		r.end = copy(r.buf, r.buf[r.pos:r.end])
-		r.base += int64(r.pos)
-		r.pos = 0
-	}
-	if r.end == len(r.buf) {
-		r.buf = append(r.buf, make([]byte, len(r.buf))...)
-	}
-	n, err := r.src.Read(r.buf[r.end:])
-	r.end += n
-	switch {
-	case err == io.EOF:
-		r.eof = true
-	case err != nil:
-		return fmt.Errorf("read history %s: %w", r.path, err)
-	}
-	return nil
-}
-
-func (r *Reader) endErr(err error) error {
-	if err == errEnd {
-		return r.cutShort()
-	}
-	return err
-}
-
-func (r *Reader) cutShort() error {
-	if r.base+int64(r.end) == 0 {
-		return errAt(0, "the file is empty")
-	}
-	return errAt(r.end, "the file ends before the history does: it was cut short")
-}
-
-// wrap turns a malformed value's position into the file's line, column
-// and byte offset, and names the operation it was in.
-func (r *Reader) wrap(err error) error {
-	var je *jsonError
-	if err == io.EOF || !errors.As(err, &je) {
-		return err
-	}
-	off := r.base + int64(je.at)
-	line, col := r.position(off)
-	where := ""
-	if r.stage == atOp {
-		where = fmt.Sprintf("op %d at ", r.n)
-	}
-	return fmt.Errorf("decode history %s: %sline %d, column %d (byte %d): %s", r.path, where, line, col, off, je.msg)
-}
-
-// position is the line and column (both from 1, the column in bytes) of
-// the byte at offset off; it reads the file again, which only an error
-// costs.
-func (r *Reader) position(off int64) (line, col int) {
-	buf := make([]byte, 1<<16)
-	line, lineStart, at := 1, int64(0), int64(0)
-	for at < off {
-		n, err := r.src.ReadAt(buf[:min(int64(len(buf)), off-at)], at)
-		for i, c := range buf[:n] {
-			if c == '\n' {
-				line++
-				lineStart = at + int64(i) + 1
-			}
-		}
-		at += int64(n)
-		if err != nil {
-			break
-		}
-	}
-	return line, int(off-lineStart) + 1
 }
 
 // ReadOps appends the next operations to ops, at most limit of them
