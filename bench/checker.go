@@ -13,7 +13,9 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/lockcheck/lockcheck/bench/baseline"
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // checkerSection times checker.Run on generated legal histories of each
@@ -40,7 +42,7 @@ func (b *bench) checkerSize(ctx context.Context, size int) error {
 	row := Row{Name: name, Unit: "ops/s", section: secChecker,
 		Reference: "porcupine v1.3.1 alone, plain lock model partitioned by key, same history"}
 	genStart := time.Now()
-	h := checker.Generate(1, size, keys, 5*keys)
+	h := synth.Generate(1, size, keys, 5*keys)
 	b.log.Info("generated history", "ops", len(h.Ops), "keys", keys, "took", time.Since(genStart).Round(time.Millisecond))
 	var rates []float64
 	var notes []string
@@ -104,7 +106,7 @@ func (b *bench) checkerSize(ctx context.Context, size int) error {
 	if peak > 0 {
 		notes = append(notes, fmt.Sprintf("porcupine's process peaked at %d MiB RSS", peak>>20))
 	}
-	notes = append(notes, "checker.Generate(seed 1, 5 clients per key); checker.Run with every check, default options, GOMAXPROCS "+strconv.Itoa(runtime.GOMAXPROCS(0))+"; ratio > 1: the checker is faster")
+	notes = append(notes, "synth.Generate(seed 1, 5 clients per key); checker.Run with every check, default options, GOMAXPROCS "+strconv.Itoa(runtime.GOMAXPROCS(0))+"; ratio > 1: the checker is faster")
 	row.Note = strings.Join(notes, "; ")
 	b.add(row.withRatio())
 	return err
@@ -153,12 +155,12 @@ func (b *bench) porcupineAlone(ctx context.Context, size, keys int) (porcupineRe
 // porcupineChild generates the history and checks it with porcupine alone,
 // timing the check only, and prints a porcupineResult.
 func porcupineChild(ctx context.Context, cfg config, out io.Writer) error {
-	h := checker.Generate(1, cfg.ops, cfg.checkerKeys, 5*cfg.checkerKeys)
-	ops := checker.BaselineOps(h)
+	h := synth.Generate(1, cfg.ops, cfg.checkerKeys, 5*cfg.checkerKeys)
+	ops := baseline.Ops(h)
 	runtime.GC()
 	done := make(chan porcupine.CheckResult, 1)
 	begin := time.Now()
-	go func() { done <- porcupine.CheckOperationsTimeout(checker.BaselineModel(), ops, cfg.porcTimeout) }()
+	go func() { done <- porcupine.CheckOperationsTimeout(baseline.Model(), ops, cfg.porcTimeout) }()
 	var res porcupine.CheckResult
 	select {
 	case res = <-done:

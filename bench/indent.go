@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // indentHistory writes the history at src to dst as jq . lays it out:
@@ -16,7 +17,7 @@ import (
 // rewritten in the memory of one operation: jq itself holds the whole
 // document (the 10M-operation history is 1.5 GB).
 func indentHistory(src, dst string) (err error) {
-	head, err := history.Scan(src, func(int, *history.Op) error { return nil })
+	head, err := historyjson.Scan(src, func(int, *history.Op) error { return nil })
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func indentHistory(src, dst string) (err error) {
 	member("faults", head.Faults)
 	w.WriteString(`  "ops": [`)
 	n := 0
-	if _, err := history.Scan(src, func(i int, op *history.Op) error {
+	if _, err := historyjson.Scan(src, func(i int, op *history.Op) error {
 		b, err := json.MarshalIndent(op, "    ", "  ")
 		if i > 0 {
 			w.WriteByte(',')

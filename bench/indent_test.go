@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // TestIndentHistory: indentHistory writes what encoding/json's Indent
@@ -16,7 +16,7 @@ import (
 func TestIndentHistory(t *testing.T) {
 	dir := t.TempDir()
 	saved, indented := filepath.Join(dir, "saved.json"), filepath.Join(dir, "indented.json")
-	h := checker.Generate(1, 500, 3, 9)
+	h := synth.Generate(1, 500, 3, 9)
 	h.Scenario = json.RawMessage(`{"seed":1,"keys":[3]}`)
 	if err := h.Save(saved); err != nil {
 		t.Fatal(err)

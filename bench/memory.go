@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -143,7 +144,7 @@ func memoryChild(ctx context.Context, cfg config, log *slog.Logger, out io.Write
 // operation at a time.
 func lockOps(path string) (int, error) {
 	n := 0
-	_, err := history.Scan(path, func(_ int, op *history.Op) error {
+	_, err := historyjson.Scan(path, func(_ int, op *history.Op) error {
 		if op.Kind != history.Write {
 			n++
 		}

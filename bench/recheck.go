@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // recheckReport is what the recheck child measured about itself.
@@ -67,7 +67,7 @@ func (b *bench) recheckSize(ctx context.Context, n int) error {
 	if err != nil {
 		return notMeasured(name, "", err)
 	}
-	b.add(r.row(name, fmt.Sprintf("history.json of %d MiB (%d operations over %d keys from checker.Generate, saved by History.Save: an operation per line); verdict %s; generating and saving it took %s in another process",
+	b.add(r.row(name, fmt.Sprintf("history.json of %d MiB (%d operations over %d keys from synth.Generate, saved by History.Save: an operation per line); verdict %s; generating and saving it took %s in another process",
 		fileSize(filepath.Join(lines, "history.json"))>>20, r.Ops, b.cfg.checkerKeys, r.Verdict, gen.Elapsed.Round(time.Second))))
 
 	begin := time.Now()
@@ -116,7 +116,7 @@ func fileSize(path string) int64 {
 // generateChild writes a generated legal history of cfg.ops operations as
 // a run folder's history.json.
 func generateChild(cfg config) error {
-	h := checker.Generate(1, cfg.ops, cfg.checkerKeys, 5*cfg.checkerKeys)
+	h := synth.Generate(1, cfg.ops, cfg.checkerKeys, 5*cfg.checkerKeys)
 	return h.Save(filepath.Join(cfg.dir, "history.json"))
 }
 

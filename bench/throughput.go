@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
@@ -166,7 +167,7 @@ func (b *bench) recordedRun(ctx context.Context, seed int64, lcfg lockclient.Con
 	if err != nil {
 		return nil, err
 	}
-	return history.LoadStream(path)
+	return historyjson.LoadStream(path)
 }
 
 // lockRate counts the lock calls of h and their rate between the first

@@ -10,11 +10,13 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/lockcheck/lockcheck/bench/baseline"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // benchSizes are the generated loads: operations over keys, five clients
-// per key as in DESIGN.md's measurement.
+// per key as in the first measurement of porcupine alone.
 var benchSizes = []struct{ ops, keys int }{
 	{10_000, 10}, {10_000, 1000},
 	{100_000, 10}, {100_000, 1000},
@@ -33,7 +35,7 @@ func benchLoad(ops, keys int) *history.History {
 	if h, ok := benchHistory[k]; ok {
 		return h
 	}
-	h := Generate(1, ops, keys, 5*keys)
+	h := synth.Generate(1, ops, keys, 5*keys)
 	benchHistory[k] = h
 	return h
 }
@@ -65,20 +67,20 @@ func BenchmarkCheck(b *testing.B) {
 }
 
 // BenchmarkPorcupineOnly checks the same histories with porcupine alone and
-// a plain lock model, for comparison. It gives up after 60 s like DESIGN.md's
+// a plain lock model, for comparison. It gives up after 60 s like the first
 // measurement. Porcupine's memory grows with the square of a partition's
 // length (a bitset of the partition per cached step), so loads of 100k or
-// more operations per key run only with LOCKCHECK_BENCH_PLAIN_1M=1: DESIGN.md
-// measured 115 s and 16.5 GiB for 1M operations over 10 keys.
+// more operations per key run only with LOCKCHECK_BENCH_PLAIN_1M=1; the first
+// measurement took 115 s and 16.5 GiB for 1M operations over 10 keys.
 func BenchmarkPorcupineOnly(b *testing.B) {
 	for _, s := range benchSizes {
 		b.Run(fmt.Sprintf("ops=%d/keys=%d", s.ops, s.keys), func(b *testing.B) {
 			if s.ops/s.keys >= 100_000 && os.Getenv("LOCKCHECK_BENCH_PLAIN_1M") == "" {
-				b.Skip("porcupine alone on 100k operations per key takes minutes and >16 GiB (DESIGN.md: 115 s, 16.5 GiB for 1M over 10 keys); set LOCKCHECK_BENCH_PLAIN_1M=1 to run it")
+				b.Skip("porcupine alone on 100k operations per key takes minutes and >16 GiB (measured: 115 s, 16.5 GiB for 1M over 10 keys); set LOCKCHECK_BENCH_PLAIN_1M=1 to run it")
 			}
 			h := benchLoad(s.ops, s.keys)
-			ops := BaselineOps(h)
-			m := BaselineModel()
+			ops := baseline.Ops(h)
+			m := baseline.Model()
 			b.ReportAllocs()
 			b.ResetTimer()
 			var res porcupine.CheckResult

@@ -72,22 +72,43 @@ func checkFences(x *keyCheck, out *findings) {
 //     what keeps the duplicate harmless: it goes to info (the lost-lock
 //     incidents) instead, allowed.
 func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIndex, out, info *findings, cc *chunkCtx) {
-	fc := &cc.carry.fence
+	x := &fenceScan{h: h, k: k, faults: faults, out: out, info: info, cc: cc, fc: &cc.carry.fence}
 	writes, acquires := fenceOps(h, k)
-	add := func(kind FindingKind, first ref, second int32, allowed bool, format string, args ...any) {
-		b := &h.Ops[second]
-		from, to := min(first.call, b.Call), max(first.ret, b.Return)
-		sink := out
-		if allowed {
-			sink = info
-		}
-		sink.add(Finding{Kind: kind, Key: k.name, Summary: fmt.Sprintf(format, args...), Start: from, End: to,
-			Ops: []OpRef{cc.opRef(h, first), {Index: int(second), Op: *b}}, Faults: faults.during(from, to), Allowed: allowed})
-	}
-	local := func(i int32) ref { return cc.refOf(h, i, 0) }
+	backwards := x.writesBackwards(writes)
+	x.staleWrites(writes, acquires, backwards)
+	x.handedTwice(acquires, loss)
+}
 
-	// accepted writes against writes accepted before them; the writes
-	// still open at the last cut return among this chunk's
+// fenceScan is fenceChecks on one key (chunk): what its three rules share.
+type fenceScan struct {
+	h         *history.History
+	k         *keyOps
+	faults    faultIndex
+	out, info *findings
+	cc        *chunkCtx
+	fc        *fenceCarry
+}
+
+// add reports the second operation against the first, to info (the
+// lost-lock incidents) when allowed.
+func (x *fenceScan) add(kind FindingKind, first ref, second int32, allowed bool, format string, args ...any) {
+	b := &x.h.Ops[second]
+	from, to := min(first.call, b.Call), max(first.ret, b.Return)
+	sink := x.out
+	if allowed {
+		sink = x.info
+	}
+	sink.add(Finding{Kind: kind, Key: x.k.name, Summary: fmt.Sprintf(format, args...), Start: from, End: to,
+		Ops: []OpRef{x.cc.opRef(x.h, first), {Index: int(second), Op: *b}}, Faults: x.faults.during(from, to), Allowed: allowed})
+}
+
+func (x *fenceScan) local(i int32) ref { return x.cc.refOf(x.h, i, 0) }
+
+// writesBackwards checks accepted writes against the writes accepted
+// before them, and returns those flagged as going backwards; the writes
+// still open at the last cut return among this chunk's.
+func (x *fenceScan) writesBackwards(writes []int32) map[int32]bool {
+	h, fc, cc := x.h, x.fc, x.cc
 	pending := make([]int32, 0, len(fc.open)+len(writes))
 	for _, a := range fc.open {
 		pending = append(pending, a.local)
@@ -125,12 +146,12 @@ func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIn
 		advance(op.Call)
 		flagged := false
 		if bestAt >= 0 && op.Fence <= best {
-			add(KindFenceNotIncreasing, local(bestAt), w, false, "%s: write with fence %d accepted after a write with fence %d", k.name, op.Fence, best)
+			x.add(KindFenceNotIncreasing, x.local(bestAt), w, false, "%s: write with fence %d accepted after a write with fence %d", x.k.name, op.Fence, best)
 			flagged = true
 			backwards[w] = true
 		}
 		if first, dup := seen[op.Fence]; dup && !flagged {
-			add(KindFenceNotIncreasing, local(first), w, false, "%s: two writes with fence %d accepted", k.name, op.Fence)
+			x.add(KindFenceNotIncreasing, x.local(first), w, false, "%s: two writes with fence %d accepted", x.k.name, op.Fence)
 		} else if !dup {
 			seen[op.Fence] = w
 		}
@@ -148,11 +169,17 @@ func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIn
 			fc.seen[f] = cc.anchorOf(h, w)
 		}
 	}
+	return backwards
+}
 
-	// accepted writes against fences handed out before them (every
-	// acquire of an earlier chunk returned before this chunk's writes)
+// staleWrites checks accepted writes against the fences handed out
+// before them (every acquire of an earlier chunk returned before this
+// chunk's writes); a write already flagged as going backwards is not
+// listed again.
+func (x *fenceScan) staleWrites(writes, acquires []int32, backwards map[int32]bool) {
+	h, fc, cc := x.h, x.fc, x.cc
 	aret := byReturn(h, acquires)
-	best, bestAt, p = fc.bestA, -1, 0
+	best, bestAt, p := fc.bestA, int32(-1), 0
 	if fc.bestAcquire != nil {
 		bestAt = fc.bestAcquire.local
 	}
@@ -168,8 +195,8 @@ func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIn
 		op := &h.Ops[w]
 		advanceA(op.Call)
 		if bestAt >= 0 && op.Fence < best && !backwards[w] {
-			add(KindStaleWrite, local(bestAt), w, true, "%s: write with fence %d from worker %d accepted after fence %d went to worker %d (no write had shown it yet)",
-				k.name, op.Fence, op.Worker, best, h.Ops[bestAt].Worker)
+			x.add(KindStaleWrite, x.local(bestAt), w, true, "%s: write with fence %d from worker %d accepted after fence %d went to worker %d (no write had shown it yet)",
+				x.k.name, op.Fence, op.Worker, best, h.Ops[bestAt].Worker)
 		}
 	}
 	if cc.cut != never {
@@ -179,25 +206,30 @@ func fenceChecks(h *history.History, k *keyOps, loss lossWindows, faults faultIn
 			fc.bestAcquire = cc.anchorOf(h, bestAt)
 		}
 	}
+}
 
-	// one fence, two acquires: every fence handed out is remembered, in
-	// a compact ref, for as long as the key is checked
+// handedTwice finds one fence handed to two acquires: every fence handed
+// out is remembered, in a compact ref, for as long as the key is checked.
+// A fault in loss between them that can roll the counter back makes the
+// duplicate allowed.
+func (x *fenceScan) handedTwice(acquires []int32, loss lossWindows) {
+	fc, name := x.fc, x.k.name
 	if fc.handed == nil {
 		fc.handed = make(map[int64]ref, len(acquires))
 	}
 	for _, a := range acquires {
-		op := &h.Ops[a]
+		op := &x.h.Ops[a]
 		first, dup := fc.handed[op.Fence]
 		if !dup {
-			fc.handed[op.Fence] = cc.refOf(h, a, 0)
+			fc.handed[op.Fence] = x.cc.refOf(x.h, a, 0)
 			continue
 		}
 		if loss.meets(first.call, op.Return) {
-			add(KindDuplicateFence, first, a, true, "%s: fence %d handed to worker %d and again to worker %d after a fault rolled the counter back",
-				k.name, op.Fence, first.worker, op.Worker)
+			x.add(KindDuplicateFence, first, a, true, "%s: fence %d handed to worker %d and again to worker %d after a fault rolled the counter back",
+				name, op.Fence, first.worker, op.Worker)
 			continue
 		}
-		add(KindDuplicateFence, first, a, false, "%s: fence %d handed to worker %d and worker %d", k.name, op.Fence, first.worker, op.Worker)
+		x.add(KindDuplicateFence, first, a, false, "%s: fence %d handed to worker %d and worker %d", name, op.Fence, first.worker, op.Worker)
 	}
 }
 

@@ -1,16 +1,14 @@
 package checker
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // GroupOps is how many operations RunFile holds at once, give or take
@@ -24,19 +22,19 @@ var groupOps = GroupOps
 
 // RunFile checks the history saved at path (history.json) in the memory
 // of GroupOps operations rather than of the whole history: a first pass
-// reads the file (in any JSON layout: history.Reader), learns what the checks need of the whole (its end,
-// whether it has fences, workers, counter writes, each key's longest
-// lease) and spills each operation to a temporary file of its key's
-// group; each group is then read back in call order and checked, a key
-// that grows past GroupOps a chunk at a time, and the results merged. A
-// history of no more than GroupOps operations is simply loaded and
-// checked.
+// reads the file (in any JSON layout: historyjson.Reader), learns what the
+// checks need of the whole (its end, whether it has fences, workers,
+// counter writes, each key's longest lease) and spills each operation to
+// a temporary file of its key's group; each group is then read back in
+// call order and checked, a key that grows past GroupOps a chunk at a
+// time, and the results merged. A history of no more than GroupOps
+// operations is simply loaded and checked.
 //
 // The options are OptionsFor the history, then adjust's (nil: none). It
 // returns the result and the history: whole when it was loaded, else its
 // head only (meta, faults, scenario; no operations).
 func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, *history.History, error) {
-	r, err := history.Open(path)
+	r, err := historyjson.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -46,16 +44,7 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 	// operations are counted, not its lines.
 	ops, err := r.ReadOps(nil, groupOps+1)
 	if err == io.EOF {
-		h := r.Head()
-		if len(ops) > 0 {
-			h.Ops = ops
-		}
-		opts := OptionsFor(h)
-		if adjust != nil {
-			adjust(&opts)
-		}
-		res, err := Run(ctx, h, opts)
-		return res, h, err
+		return runLoaded(ctx, r, ops, adjust)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -68,15 +57,52 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 	// groups of about GroupOps operations each, from the operations the
 	// file holds as the first ones' bytes tell
 	groups := max(2, (r.Estimate()+groupOps-1)/groupOps)
-	sp := spill{dir: dir, groups: groups, group: map[string]int{}, maxTTL: map[string]int64{}}
-	var sum summary
-	drawsFences := false
+	sp := &spill{dir: dir, groups: groups, group: map[string]int{}, maxTTL: map[string]int64{}}
+	sum, fenced, err := spillAll(r, ops, sp)
+	if err != nil {
+		return nil, nil, err
+	}
+	head := r.Head()
+	sum.end = max(sum.end, head.End())
+	opts := optionsFor(head.Meta.Fenced || fenced, head.Meta.Topology)
+	if adjust != nil {
+		adjust(&opts)
+	}
+	if opts, err = opts.ready(); err != nil {
+		return nil, nil, err
+	}
+	res, err := checkGroups(ctx, path, sp, sum, head, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, head, nil
+}
+
+// runLoaded checks a history short enough to be held whole: ops are all
+// its operations, and r has read the rest.
+func runLoaded(ctx context.Context, r *historyjson.Reader, ops []history.Op, adjust func(*Options)) (*Result, *history.History, error) {
+	h := r.Head()
+	if len(ops) > 0 {
+		h.Ops = ops
+	}
+	opts := OptionsFor(h)
+	if adjust != nil {
+		adjust(&opts)
+	}
+	res, err := Run(ctx, h, opts)
+	return res, h, err
+}
+
+// spillAll is RunFile's first pass: it validates and summarises every
+// operation, ops (those read already) and then the rest of r, and spills
+// each to its group's file. fenced says an acquire drew a fence.
+func spillAll(r *historyjson.Reader, ops []history.Op, sp *spill) (sum summary, fenced bool, err error) {
 	add := func(i int, op *history.Op) error {
 		if err := validateOp(i, op); err != nil {
 			return err
 		}
 		sum.add(op)
-		drawsFences = drawsFences || op.Kind == history.Acquire && op.Outcome == history.OK && op.HasFence
+		fenced = fenced || op.Kind == history.Acquire && op.Outcome == history.OK && op.HasFence
 		return sp.write(int32(i), op)
 	}
 	for i := range ops {
@@ -84,7 +110,7 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 			break
 		}
 	}
-	ops = nil
+	ops = nil // spilled: not held while the rest is read
 	var op history.Op
 	for err == nil {
 		if err = r.Next(&op); err == nil {
@@ -94,43 +120,30 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 	if err == io.EOF {
 		err = nil
 	}
-	head := r.Head()
 	if cerr := sp.close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("check history: %w", err)
+		return sum, false, fmt.Errorf("check history: %w", err)
 	}
 	if sum.ops == 0 {
-		return nil, nil, fmt.Errorf("check history: history has no operations: nothing was recorded")
+		return sum, false, fmt.Errorf("check history: history has no operations: nothing was recorded")
 	}
-	sum.end = max(sum.end, head.End())
-	opts := optionsFor(head.Meta.Fenced || drawsFences, head.Meta.Topology)
-	if adjust != nil {
-		adjust(&opts)
-	}
-	if opts, err = opts.ready(); err != nil {
-		return nil, nil, err
-	}
-	shown := &shownSpill{dir: dir, keys: map[string]*keyShown{}}
+	return sum, fenced, nil
+}
+
+// checkGroups checks the spilled groups one after the other and merges
+// their results into the history's.
+func checkGroups(ctx context.Context, path string, sp *spill, sum summary, head *history.History, opts Options) (*Result, error) {
+	shown := &shownSpill{dir: sp.dir, keys: map[string]*keyShown{}}
 	defer shown.close()
 	var all *part
 	for g := range sp.groups {
 		gc := &groupCheck{ctx: ctx, opts: opts, sum: sum, head: head, limit: groupOps, maxTTL: sp.maxTTL,
 			carries: map[string]*keyCarry{}, acc: map[string]*keyAcc{}, shown: shown}
-		order := &callOrder{disorder: sp.disorder[g]}
-		pos := 0
-		var p pending
-		err := sp.read(g, func(op *history.Op, i int32) {
-			p.op, p.idx, p.pos = *op, i, pos
-			order.push(&p, gc.add)
-			pos++
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("check history: %w", err)
+		if err := checkGroup(sp, g, gc); err != nil {
+			return nil, fmt.Errorf("check history: %w", err)
 		}
-		order.flush(gc.add)
-		gc.finish()
 		opts.failingPictureOnly = gc.opts.failingPictureOnly
 		if gc.all == nil {
 			continue
@@ -149,15 +162,33 @@ func RunFile(ctx context.Context, path string, adjust func(*Options)) (*Result, 
 	opts.failingPictureOnly = false
 	all.keys = len(sp.group)
 	if err := shown.into(all); err != nil {
-		return nil, nil, fmt.Errorf("check history: %w", err)
+		return nil, fmt.Errorf("check history: %w", err)
 	}
 	res := all.result(opts, sum)
 	if err := resolveRefs(path, res); err != nil {
-		return nil, nil, fmt.Errorf("check history: %w", err)
+		return nil, fmt.Errorf("check history: %w", err)
 	}
 	res.judgeFaults(head, sum.end)
 	explainAll(res, head.Faults)
-	return res, head, nil
+	return res, nil
+}
+
+// checkGroup reads group g back in call order into gc and finishes it.
+func checkGroup(sp *spill, g int, gc *groupCheck) error {
+	order := &callOrder{disorder: sp.disorder[g]}
+	pos := 0
+	var p pending
+	err := sp.read(g, func(op *history.Op, i int32) {
+		p.op, p.idx, p.pos = *op, i, pos
+		order.push(&p, gc.add)
+		pos++
+	})
+	if err != nil {
+		return err
+	}
+	order.flush(gc.add)
+	gc.finish()
+	return nil
 }
 
 // renumber turns the operation indices of a group's findings and holds
@@ -198,97 +229,4 @@ func renumberHold(hd *Hold, idx []int32) {
 	if hd.Extend != 0 {
 		hd.Extend = renumbered(hd.Extend, idx)
 	}
-}
-
-// spill writes operations to one temporary file per group of keys, a key
-// going to the group after the last one's on first sight, so that groups
-// get keys in turn.
-type spill struct {
-	dir    string
-	groups int
-	group  map[string]int
-	count  []int // operations per group
-	files  []*os.File
-	w      []*bufio.Writer
-	buf    []byte
-	// latest and disorder are, per group, the latest call so far and how
-	// far before it a later operation was called (callOrder).
-	latest, disorder []int64
-	// maxTTL is each key's longest lease (keyOps.maxTTL).
-	maxTTL map[string]int64
-}
-
-func (s *spill) path(g int) string { return filepath.Join(s.dir, fmt.Sprintf("group-%d", g)) }
-
-func (s *spill) write(i int32, op *history.Op) error {
-	if s.files == nil {
-		s.files, s.w = make([]*os.File, s.groups), make([]*bufio.Writer, s.groups)
-		s.count, s.latest, s.disorder = make([]int, s.groups), make([]int64, s.groups), make([]int64, s.groups)
-		for g := range s.latest {
-			s.latest[g] = math.MinInt64
-		}
-	}
-	g, ok := s.group[op.Key]
-	if !ok {
-		g = len(s.group) % s.groups
-		s.group[op.Key] = g
-	}
-	// a group's file is made when its first key comes: a history of a few
-	// busy keys uses a few of its groups
-	if s.files[g] == nil {
-		f, err := os.Create(s.path(g))
-		if err != nil {
-			return err
-		}
-		s.files[g], s.w[g] = f, bufio.NewWriterSize(f, 1<<16)
-	}
-	s.count[g]++
-	if s.latest[g] > op.Call {
-		s.disorder[g] = max(s.disorder[g], s.latest[g]-op.Call)
-	}
-	s.latest[g] = max(s.latest[g], op.Call)
-	s.maxTTL[op.Key] = maxTTLOf(s.maxTTL[op.Key], op)
-	s.buf = appendFramed(s.buf[:0], func(b []byte) []byte { return appendOp(b, i, op) })
-	_, err := s.w[g].Write(s.buf)
-	return err
-}
-
-func (s *spill) close() error {
-	var first error
-	for g, f := range s.files {
-		if f == nil {
-			continue
-		}
-		if err := s.w[g].Flush(); err != nil && first == nil {
-			first = err
-		}
-		if err := f.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// read hands group g's operations to each in the order they were
-// written, reading the file a record at a time, and removes it.
-func (s *spill) read(g int, each func(op *history.Op, i int32)) error {
-	if s.files[g] == nil {
-		return nil
-	}
-	f, err := os.Open(s.path(g))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(s.path(g))
-	defer f.Close()
-	var op history.Op
-	t := texts{}
-	return readFramed(bufio.NewReaderSize(f, 1<<16), func(rec []byte) error {
-		_, i, err := readOp(rec, &op, t)
-		if err != nil {
-			return fmt.Errorf("spilled operations: %w", err)
-		}
-		each(&op, i)
-		return nil
-	})
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // TestRunFileAgreesWithRun: a history checked a group of keys at a time
@@ -129,7 +131,7 @@ func TestRunFileChunksAKey(t *testing.T) {
 		for part := range 14 {
 			var p *history.History
 			if part%3 == 0 {
-				p = Generate(int64(seed)*100+int64(part), 30+rng.IntN(40), 1, 3)
+				p = synth.Generate(int64(seed)*100+int64(part), 30+rng.IntN(40), 1, 3)
 			} else {
 				p = randomHistory(rng, seed%2 == 0)
 			}
@@ -180,7 +182,7 @@ func TestRunFileChunksAKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		// checked whole as the file holds it (Save orders the operations)
-		if h, err = history.Load(path); err != nil {
+		if h, err = historyjson.Load(path); err != nil {
 			t.Fatal(err)
 		}
 		opts := Options{MaxFindings: 1 << 20}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // TestSavedHistories replays testdata/histories: each NAME.VERDICT.json
@@ -30,7 +30,7 @@ func TestSavedHistories(t *testing.T) {
 		}
 		n++
 		t.Run(name, func(t *testing.T) {
-			h, err := history.Load(path)
+			h, err := historyjson.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,7 +47,8 @@ const (
 	Undecided Verdict = "unknown"
 )
 
-// ExitCode is the process exit code DESIGN.md gives the verdict.
+// ExitCode is the process exit code of the verdict: 0 safe, 1 violated,
+// 3 undecided, so that a script can tell them apart.
 func (v Verdict) ExitCode() int {
 	switch v {
 	case Safe:

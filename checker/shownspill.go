@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // shownSpill keeps, on disk, the holds and writes of each key RunFile
@@ -299,7 +300,7 @@ func resolveRefs(path string, res *Result) error {
 	if len(want) == 0 {
 		return nil
 	}
-	_, err := history.Scan(path, func(i int, op *history.Op) error {
+	_, err := historyjson.Scan(path, func(i int, op *history.Op) error {
 		for _, r := range want[i] {
 			r.Op = *op
 		}

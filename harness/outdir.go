@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 )
@@ -58,7 +59,7 @@ func CheckOut(dir string, force bool) error {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("%s: give a folder to write into", history.PathProblem(dir, err))
+		return fmt.Errorf("%s: give a folder to write into", historyjson.PathProblem(dir, err))
 	case !fi.IsDir():
 		return fmt.Errorf("%s is a file, not a folder: give a folder to write into (it is made when missing)", dir)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 )
@@ -69,7 +70,7 @@ func Recheck(ctx context.Context, target string, adjust func(*checker.Options)) 
 		res, h, err = checker.RunFile(ctx, path, options)
 	}
 	if errors.Is(err, os.ErrNotExist) && (file == "" || filepath.Base(file) == history.StreamName) {
-		h, err = history.LoadStream(filepath.Join(dir, history.StreamName))
+		h, err = historyjson.LoadStream(filepath.Join(dir, history.StreamName))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s has no history.json and no %s: give the folder lockcheck run wrote (runs/...)", dir, history.StreamName)
 		}
@@ -81,7 +82,7 @@ func Recheck(ctx context.Context, target string, adjust func(*checker.Options)) 
 		options(&opts)
 		res, err = checker.Run(ctx, h, opts)
 	}
-	if errors.Is(err, history.ErrUnreadable) {
+	if errors.Is(err, historyjson.ErrUnreadable) {
 		return nil, err
 	}
 	if err != nil {
@@ -105,7 +106,7 @@ func recheckTarget(target string) (dir, file string, err error) {
 	fi, err := os.Stat(target)
 	switch {
 	case err != nil:
-		return "", "", fmt.Errorf("%s: give a run folder or a history file (history.json)", history.PathProblem(target, err))
+		return "", "", fmt.Errorf("%s: give a run folder or a history file (history.json)", historyjson.PathProblem(target, err))
 	case fi.IsDir():
 		return target, "", nil
 	case !fi.Mode().IsRegular():

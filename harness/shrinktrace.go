@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/fault"
@@ -329,7 +330,7 @@ func violation(dir, kind string) (*history.History, checker.Finding, error) {
 	if f == nil {
 		return nil, checker.Finding{}, fmt.Errorf("%s shows no %s finding", dir, kind)
 	}
-	h, err := history.Load(filepath.Join(dir, "history.json"))
+	h, err := historyjson.Load(filepath.Join(dir, "history.json"))
 	if err != nil {
 		return nil, checker.Finding{}, err
 	}

@@ -3,6 +3,13 @@
 // fault windows, and the run's metadata. Scenarios write it, the checker and
 // the reports read it, and it is JSON on disk so a run can be checked again
 // offline.
+//
+// This package holds the types, the Recorder and the writing of the JSON
+// (Save, the run's stream, SaveStream): the Recorder streams every
+// operation as it returns, so the encoder lives beside it. Reading the
+// files back is history/historyjson, and importing another tool's
+// history is history/jepsen; both import this package, never the
+// reverse.
 package history
 
 import (
@@ -132,7 +139,7 @@ type Meta struct {
 	// DurationNs is the run's length on the monotonic clock.
 	DurationNs int64 `json:"duration_ns"`
 	// Partial marks a history rebuilt from the stream of a run that did
-	// not finish (LoadStream): its verdict covers what was recorded.
+	// not finish (historyjson.LoadStream): its verdict covers what was recorded.
 	Partial bool `json:"partial,omitempty"`
 	// Coverage is what the workload exercised (absent in histories
 	// written before it was kept).

@@ -2,38 +2,8 @@ package history
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 )
-
-// FuzzDecodeOp: the hand parser agrees with encoding/json on every input
-// both accept, and never accepts what encoding/json refuses.
-func FuzzDecodeOp(f *testing.F) {
-	for _, op := range []Op{
-		{Client: 3, Worker: 1, Key: "lock:{k1}", Kind: Acquire, Token: "c3-17", TTLms: 1000, Fence: 4, HasFence: true, Outcome: OK, Call: 10, Return: 20},
-		{Key: "k", Kind: Write, Read: -1, Wrote: 7, Outcome: Fail, Error: `ERR "quoted" \ back`, Call: 1, Return: 2},
-		{Key: "k", Kind: Release, Outcome: Unknown, Error: "i/o timeout", Call: 5, Return: 9},
-	} {
-		b, _ := json.Marshal(op)
-		f.Add(b)
-	}
-	f.Add([]byte(`{"key": "k", "call": 1}`))
-	f.Add([]byte(`{"Key":"k","call":1e3}`))
-	f.Add([]byte(`{"key":"k","call":1,}`))
-	f.Add([]byte(`{"has_fence":true,"call":-0}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var want Op
-		werr := json.Unmarshal(b, &want)
-		var got Op
-		gerr := decodeOp(b, &got)
-		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("%s: encoding/json says %v, decodeOp %v", b, werr, gerr)
-		}
-		if werr == nil && !reflect.DeepEqual(want, got) {
-			t.Fatalf("%s:\nencoding/json %+v\ndecodeOp      %+v", b, want, got)
-		}
-	})
-}
 
 // FuzzAppendOp: the hand encoder writes the bytes encoding/json writes,
 // for every operation, escapes and all.

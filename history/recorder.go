@@ -232,5 +232,5 @@ func (r *Recorder) FaultNodes(i int, nodes []NodeState) {
 // streamFault writes fault i, whole, to the stream; r.mu is held.
 func (r *Recorder) streamFault(i int) {
 	f := r.faults[i]
-	r.stream.write(streamLine{Fault: &f, I: i})
+	r.stream.write(StreamLine{Fault: &f, I: i})
 }

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // schema is the subset of JSON Schema history.schema.json uses; loading
@@ -173,7 +174,7 @@ func TestSchemaValidatesHistories(t *testing.T) {
 		}
 		paths = append(paths, path)
 	}
-	save("generated.json", checker.Generate(1, 2000, 3, 9))
+	save("generated.json", synth.Generate(1, 2000, 3, 9))
 	save("empty.json", &history.History{Format: history.Format, Meta: history.Meta{Server: "valkey-9.1"}})
 	save("every-field.json", &history.History{Format: history.Format, Meta: history.Meta{Topology: "redlock", Fenced: true, Faults: []string{"upgrade"}, Partial: true,
 		Coverage: &history.Coverage{Holds: 3, Contended: 1, Extends: 2, Stalls: 1, Pauses: 1, Faults: 1, Planned: 1, HoldsAfterFaults: 1, Covered: true}},
@@ -217,7 +218,7 @@ func TestSchemaValidatesHistories(t *testing.T) {
 		if errs := s.validateFile(t, p); len(errs) > 0 {
 			t.Errorf("%s is not valid under history.schema.json:\n%s", filepath.Base(p), strings.Join(errs, "\n"))
 		}
-		if _, err := history.Load(p); err != nil {
+		if _, err := historyjson.Load(p); err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err)
 		}
 	}

@@ -13,18 +13,18 @@ import (
 // StreamName is the file in a run's folder that the run appends its
 // operations and fault windows to as they happen. A run that finishes
 // writes history.json and removes it; a run killed before that (SIGKILL,
-// an OOM kill, a cancelled CI job) leaves it behind, and LoadStream
-// rebuilds the history it had so far.
+// an OOM kill, a cancelled CI job) leaves it behind, and
+// historyjson.LoadStream rebuilds the history it had so far.
 const StreamName = "ops.jsonl"
 
 // flushEvery bounds what a killed run loses: what returned more than this
 // before the kill is on disk.
 const flushEvery = 500 * time.Millisecond
 
-// streamLine is one line of the stream: the meta first, then operations
+// StreamLine is one line of the stream: the meta first, then operations
 // and fault windows (a fault again, whole, each time it changes; I is its
 // index).
-type streamLine struct {
+type StreamLine struct {
 	Meta  *Meta  `json:"meta,omitempty"`
 	Op    *Op    `json:"op,omitempty"`
 	Fault *Fault `json:"fault,omitempty"`
@@ -59,7 +59,7 @@ func (r *Recorder) StreamTo(path string, meta Meta) error {
 	}
 	r.mu.Lock()
 	r.stream, r.streamed = s, true
-	s.write(streamLine{Meta: &meta})
+	s.write(StreamLine{Meta: &meta})
 	r.mu.Unlock()
 	go r.flushLoop(s)
 	return nil
@@ -109,7 +109,7 @@ func (r *Recorder) CloseStream() error {
 }
 
 // write encodes one line; called with the recorder's lock held.
-func (s *stream) write(l streamLine) {
+func (s *stream) write(l StreamLine) {
 	if s == nil || s.err != nil {
 		return
 	}
@@ -117,7 +117,7 @@ func (s *stream) write(l streamLine) {
 }
 
 // writeOp is write for an operation's line, encoded by hand (appendOp):
-// the same bytes as write(streamLine{Op: op}).
+// the same bytes as write(StreamLine{Op: op}).
 func (s *stream) writeOp(op *Op) {
 	if s == nil || s.err != nil {
 		return
@@ -182,7 +182,7 @@ func copyStream(r *bufio.Reader, w *bufio.Writer, head *History) (int, error) {
 			} else if !bytes.Contains(line, []byte(`"op"`)) {
 				op = nil // the meta or a fault window: head has them
 			} else {
-				var l streamLine
+				var l StreamLine
 				if uerr := json.Unmarshal(line, &l); uerr != nil || l.Op == nil {
 					return n, fmt.Errorf("stream line %q: %v", line, uerr)
 				}

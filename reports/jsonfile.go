@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // WriteJSON writes v, indented and newline-terminated, to path: the one
@@ -26,7 +26,7 @@ func WriteJSON(path string, v any) error {
 // ReadJSON reads path into v; an error names the file, and in it the
 // line and column and what was expected there.
 func ReadJSON(path string, v any) error {
-	jf, err := history.ReadJSONFile(path)
+	jf, err := historyjson.ReadJSONFile(path)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 func op(w int, key string, kind history.Kind, tok string, out history.Outcome, callMs, retMs float64) history.Op {
@@ -126,7 +127,7 @@ func TestTimelineHasASVGPerKeyAndRedOverlaps(t *testing.T) {
 }
 
 func TestTimelineWindowOnLongKeys(t *testing.T) {
-	h := checker.Generate(5, 20000, 1, 5)
+	h := synth.Generate(5, 20000, 1, 5)
 	res := check(t, h)
 	var b bytes.Buffer
 	if err := RenderReport(&b, h, res, "", "lockcheck replay runs/x", TimelineOptions{MaxHolds: 50}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // roundTrip saves h, loads it back and fails unless the two are equal.
@@ -15,7 +16,7 @@ func roundTrip(t *testing.T, h *history.History) {
 	if err := h.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	back, err := history.Load(path)
+	back, err := historyjson.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

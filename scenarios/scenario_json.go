@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 
 	"github.com/lockcheck/lockcheck/scenarios/fault"
 )
@@ -133,7 +133,7 @@ func (f RunFile) Save(path string) error {
 // misread.
 func LoadRunFile(path string) (RunFile, error) {
 	var f RunFile
-	jf, err := history.ReadJSONFile(path)
+	jf, err := historyjson.ReadJSONFile(path)
 	if err != nil {
 		return f, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // Trace is a reproducer in script form: only the lock calls, resource
@@ -277,7 +278,7 @@ func (tr Trace) Save(path string) error {
 
 // LoadTrace reads a trace.json.
 func LoadTrace(path string) (Trace, error) {
-	jf, err := history.ReadJSONFile(path)
+	jf, err := historyjson.ReadJSONFile(path)
 	if err != nil {
 		return Trace{}, err
 	}

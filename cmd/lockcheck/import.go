@@ -11,6 +11,8 @@ import (
 
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
+	"github.com/lockcheck/lockcheck/history/jepsen"
 )
 
 // runImport converts another tool's history into a run folder that
@@ -39,7 +41,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "import wants a format, a file and a folder: lockcheck import jepsen --ttl D FILE OUT")
 	}
 	if *ttl == 0 {
-		return fail(stderr, "import: --ttl is required: %v (e.g. --ttl 10s, or --ttl 24h for no lease)", history.ErrNoTTL)
+		return fail(stderr, "import: --ttl is required: %v (e.g. --ttl 10s, or --ttl 24h for no lease)", jepsen.ErrNoTTL)
 	}
 	if *ttl <= 0 {
 		return fail(stderr, "import: --ttl %s: want a lease above 0, e.g. --ttl 10s, or --ttl 24h for a lock without leases", *ttl)
@@ -48,7 +50,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !settled(stderr) {
 		return 0
 	}
-	f, _, err := history.OpenInput(file)
+	f, _, err := historyjson.OpenInput(file)
 	if err != nil {
 		return fail(stderr, "import: %v", err)
 	}
@@ -79,8 +81,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // column and says how to fix it.
 func importJepsen(f *os.File, ttl time.Duration, key string) (*history.History, error) {
 	file := f.Name()
-	h, err := history.ImportJepsen(f, history.JepsenOptions{TTL: ttl, Key: key})
-	var bad *history.EDNError
+	h, err := jepsen.Import(f, jepsen.Options{TTL: ttl, Key: key})
+	var bad *jepsen.EDNError
 	if errors.As(err, &bad) {
 		return nil, fmt.Errorf("%s:%d:%d: %s", file, bad.Line, bad.Col, bad.Msg)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/jepsen"
 )
 
 // mutexEDN is a correct mutex history: process 0 holds, releases, then
@@ -33,7 +34,7 @@ const mutexEDN = `{:type :invoke, :f :acquire, :value nil, :process 0, :time 100
 // with the options lockcheck check gives it.
 func checkEDN(t *testing.T, edn string, ttl time.Duration) *checker.Result {
 	t.Helper()
-	h, err := history.ImportJepsen(strings.NewReader(edn), history.JepsenOptions{TTL: ttl})
+	h, err := jepsen.Import(strings.NewReader(edn), jepsen.Options{TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestJepsenInfoIsUnknown(t *testing.T) {
 {:type :invoke, :f :acquire, :process 1, :time 3000000}
 {:type :fail, :f :acquire, :process 1, :time 4000000}
 `
-	h, _ := history.ImportJepsen(strings.NewReader(edn), history.JepsenOptions{TTL: time.Hour})
+	h, _ := jepsen.Import(strings.NewReader(edn), jepsen.Options{TTL: time.Hour})
 	if h.Ops[0].Outcome != history.Unknown || h.Ops[1].Outcome != history.Fail {
 		t.Fatalf("outcomes %s, %s", h.Ops[0].Outcome, h.Ops[1].Outcome)
 	}
@@ -89,7 +90,7 @@ func TestJepsenInfoIsUnknown(t *testing.T) {
 // acquire with no TTL as one that set no expiry, a ttl finding, so a
 // correct mutex imported without a lease would be violated.
 func TestJepsenNeedsTTL(t *testing.T) {
-	h, err := history.ImportJepsen(strings.NewReader(mutexEDN), history.JepsenOptions{TTL: time.Hour})
+	h, err := jepsen.Import(strings.NewReader(mutexEDN), jepsen.Options{TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

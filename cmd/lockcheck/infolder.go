@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
 )
 
 // runFolder checks that dir, a run folder a command reads, is a folder at
@@ -14,7 +14,7 @@ func runFolder(dir, what string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%s: give %s", history.PathProblem(dir, err), what)
+		return fmt.Errorf("%s: give %s", historyjson.PathProblem(dir, err), what)
 	case !fi.IsDir():
 		return fmt.Errorf("%s is a file, not a folder: give %s", dir, what)
 	}

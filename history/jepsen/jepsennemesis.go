@@ -1,6 +1,10 @@
-package history
+package jepsen
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/lockcheck/lockcheck/history"
+)
 
 // Jepsen's nemesis writes each of its operations twice, as invocation and
 // completion (both usually :info), one at a time. :start-X opens a window
@@ -44,7 +48,7 @@ func (im *jepsenImport) nemesis(v *ednValue, f string, t int64) {
 		n.closing, n.detail = -1, -1
 		if _, active := n.open[name]; !active {
 			n.open[name], n.detail = len(*faults), len(*faults)
-			*faults = append(*faults, Fault{Name: name, Start: t})
+			*faults = append(*faults, history.Fault{Name: name, Start: t})
 		}
 	case stop:
 		n.closing, n.detail = -1, -1
@@ -54,7 +58,7 @@ func (im *jepsenImport) nemesis(v *ednValue, f string, t int64) {
 		}
 	default:
 		n.closing, n.detail = len(*faults), len(*faults)
-		*faults = append(*faults, Fault{Name: name, Start: t, End: t})
+		*faults = append(*faults, history.Fault{Name: name, Start: t, End: t})
 	}
 	if n.detail >= 0 {
 		setDetail(&(*faults)[n.detail], v)
@@ -62,7 +66,7 @@ func (im *jepsenImport) nemesis(v *ednValue, f string, t int64) {
 }
 
 // setDetail keeps what the nemesis said it did (its :value), if anything.
-func setDetail(f *Fault, v *ednValue) {
+func setDetail(f *history.Fault, v *ednValue) {
 	if val := v.get("value"); val != nil && val.kind != ednNil && f.Detail == "" {
 		f.Detail = short(val)
 	}

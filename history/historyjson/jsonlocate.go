@@ -1,4 +1,4 @@
-package history
+package historyjson
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package history_test
+package historyjson_test
 
 import (
 	"bufio"
@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/historyjson"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // BenchmarkRead reads a generated history of 100k operations in Save's
@@ -18,7 +19,7 @@ import (
 // encoding/json's Decoder (Token for the structure, Decode for each
 // operation), the alternative the Reader was measured against.
 func BenchmarkRead(b *testing.B) {
-	h := checker.Generate(1, 100_000, 10, 50)
+	h := synth.Generate(1, 100_000, 10, 50)
 	dir := b.TempDir()
 	saved := filepath.Join(dir, "saved.json")
 	if err := h.Save(saved); err != nil {
@@ -49,7 +50,7 @@ func BenchmarkRead(b *testing.B) {
 
 func readerCount(path string) (int, error) {
 	n := 0
-	_, err := history.Scan(path, func(int, *history.Op) error { n++; return nil })
+	_, err := historyjson.Scan(path, func(int, *history.Op) error { n++; return nil })
 	return n, err
 }
 

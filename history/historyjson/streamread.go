@@ -1,4 +1,4 @@
-package history
+package historyjson
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // maxStreamLine bounds a line of the stream: an operation's line is a few
@@ -17,14 +19,14 @@ const maxStreamLine = 16 << 20
 // marked Partial. Any other bad line is refused with its line and column
 // and what was expected there: a line the run wrote whole is well-formed,
 // and one it was writing when killed is a start of one.
-func LoadStream(path string) (*History, error) {
+func LoadStream(path string) (*history.History, error) {
 	f, _, err := OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<16)
-	var h History
+	var h history.History
 	lines := 0
 	for n := 1; ; n++ {
 		line, last, err := readStreamLine(r, path, n)
@@ -43,7 +45,7 @@ func LoadStream(path string) (*History, error) {
 				}
 				return nil, jf.wrap(err)
 			}
-			var l streamLine
+			var l history.StreamLine
 			if err := jf.Decode(&l); err != nil {
 				return nil, err
 			}
@@ -60,7 +62,7 @@ func LoadStream(path string) (*History, error) {
 					return nil, jf.wrap(errAt(0, "fault window index %d on line %d: want 0 to %d", l.I, n, lines-1))
 				}
 				for len(h.Faults) <= l.I {
-					h.Faults = append(h.Faults, Fault{})
+					h.Faults = append(h.Faults, history.Fault{})
 				}
 				h.Faults[l.I] = *l.Fault
 			}

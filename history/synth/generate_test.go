@@ -1,11 +1,13 @@
-package checker
+package synth_test
 
 import (
 	"context"
 	"reflect"
 	"testing"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/history/synth"
 )
 
 // TestGeneratedHistoriesAreSafe: the generator simulates a correct server
@@ -14,12 +16,12 @@ import (
 // unknown outcomes, fences).
 func TestGeneratedHistoriesAreSafe(t *testing.T) {
 	for seed := range int64(6) {
-		h := Generate(seed, 20000, 1+int(seed)*3, 5*(1+int(seed)*3))
-		res, err := Run(context.Background(), h, Options{})
+		h := synth.Generate(seed, 20000, 1+int(seed)*3, 5*(1+int(seed)*3))
+		res, err := checker.Run(context.Background(), h, checker.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Verdict != Safe {
+		if res.Verdict != checker.Safe {
 			for _, c := range res.Checks {
 				t.Logf("%s: %s %s", c.Name, c.Status, c.Summary)
 			}
@@ -43,11 +45,11 @@ func TestGeneratedHistoriesAreSafe(t *testing.T) {
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
-	a, b := Generate(42, 3000, 4, 12), Generate(42, 3000, 4, 12)
+	a, b := synth.Generate(42, 3000, 4, 12), synth.Generate(42, 3000, 4, 12)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("same seed, different histories")
 	}
-	if c := Generate(43, 3000, 4, 12); reflect.DeepEqual(a.Ops, c.Ops) {
+	if c := synth.Generate(43, 3000, 4, 12); reflect.DeepEqual(a.Ops, c.Ops) {
 		t.Fatal("different seeds, same history")
 	}
 }

@@ -1,4 +1,4 @@
-package history
+package jepsen
 
 import (
 	"errors"
@@ -7,16 +7,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // Jepsen's lock and mutex workloads record what lockcheck records: each
 // client operation is an :invoke and then an :ok, a :fail (certainly not
 // done) or an :info (indeterminate: the process is retired, as lockcheck's
-// client goes on under a new id after an unknown outcome). ImportJepsen maps
+// client goes on under a new id after an unknown outcome). Import maps
 // such a history.edn onto a History, so that the same checks read it.
 
-// JepsenOptions say what a Jepsen history does not.
-type JepsenOptions struct {
+// Options say what a Jepsen history does not.
+type Options struct {
 	// TTL is the lease every acquire is taken to have asked for. Jepsen's
 	// mutex workloads record none, and the checker reads a TTL of 0 as an
 	// acquire that set no expiry (a no_expiry finding), so it is required.
@@ -28,31 +30,31 @@ type JepsenOptions struct {
 	Key string
 }
 
-// ErrNoTTL is ImportJepsen's error when JepsenOptions.TTL is not set.
+// ErrNoTTL is Import's error when Options.TTL is not set.
 var ErrNoTTL = errors.New("a Jepsen history records no lease: give the lock's lease, or for a lock without leases one longer than the test")
 
 // jepsenProc is one Jepsen process: its client id and open operation.
 type jepsenProc struct {
 	client int
-	open   *Op
+	open   *history.Op
 	at     *ednValue // the open operation's map, for errors
 }
 
 // jepsenImport is the state of one import.
 type jepsenImport struct {
-	o       JepsenOptions
-	h       *History
+	o       Options
+	h       *history.History
 	procs   map[int64]*jepsenProc
 	clients int
 	end     int64
 	nem     nemesisState
 }
 
-// ImportJepsen reads a Jepsen history.edn (one operation map per line, or
+// Import reads a Jepsen history.edn (one operation map per line, or
 // one vector of them) of a lock workload: :f :acquire or :lock, :release or
 // :unlock, :process a number (the worker) or :nemesis (fault windows). An
 // error names the line and column at fault (*EDNError).
-func ImportJepsen(r io.Reader, o JepsenOptions) (*History, error) {
+func Import(r io.Reader, o Options) (*history.History, error) {
 	if o.TTL <= 0 {
 		return nil, ErrNoTTL
 	}
@@ -60,7 +62,7 @@ func ImportJepsen(r io.Reader, o JepsenOptions) (*History, error) {
 		o.Key = "lock"
 	}
 	im := &jepsenImport{o: o, procs: map[int64]*jepsenProc{},
-		h: &History{Format: Format, Ops: []Op{}, Faults: []Fault{}}}
+		h: &history.History{Format: history.Format, Ops: []history.Op{}, Faults: []history.Fault{}}}
 	im.nem.open = map[string]int{}
 	d := newEDNReader(r)
 	whole, err := d.openWhole()
@@ -129,12 +131,12 @@ func (im *jepsenImport) op(v *ednValue) error {
 
 // client pairs a client's invocation with its completion.
 func (im *jepsenImport) client(v *ednValue, typ, f string, proc, t int64) error {
-	var kind Kind
+	var kind history.Kind
 	switch f {
 	case "acquire", "lock":
-		kind = Acquire
+		kind = history.Acquire
 	case "release", "unlock":
-		kind = Release
+		kind = history.Release
 	default:
 		return fieldErr(v.get("f"), "process %d's :f :%s is not a lock operation: want :acquire, :release, :lock or :unlock", proc, f)
 	}
@@ -152,8 +154,8 @@ func (im *jepsenImport) client(v *ednValue, typ, f string, proc, t int64) error 
 		if err != nil {
 			return err
 		}
-		p.open, p.at = &Op{Client: p.client, Worker: int(proc) + 1, Key: key, Kind: kind, Token: token, Call: t}, v
-		if kind == Acquire {
+		p.open, p.at = &history.Op{Client: p.client, Worker: int(proc) + 1, Key: key, Kind: kind, Token: token, Call: t}, v
+		if kind == history.Acquire {
 			p.open.TTLms = im.o.TTL.Milliseconds()
 		}
 		return nil
@@ -177,11 +179,11 @@ func (im *jepsenImport) client(v *ednValue, typ, f string, proc, t int64) error 
 	}
 	switch typ {
 	case "ok":
-		op.Outcome = OK
+		op.Outcome = history.OK
 	case "fail": // certainly not done; Jepsen does not say the lock was held
-		op.Outcome, op.Error = Fail, "jepsen :fail"+why
+		op.Outcome, op.Error = history.Fail, "jepsen :fail"+why
 	case "info": // indeterminate: later operations are another client's
-		op.Outcome, op.Error = Unknown, "jepsen :info"+why
+		op.Outcome, op.Error = history.Unknown, "jepsen :info"+why
 		p.client = im.clients
 		im.clients++
 	}
@@ -224,11 +226,11 @@ func (im *jepsenImport) keyToken(v *ednValue) (key, token string, err error) {
 
 // finish closes what the history left open: an invocation with no
 // completion is indeterminate until the history's end.
-func (im *jepsenImport) finish() (*History, error) {
+func (im *jepsenImport) finish() (*history.History, error) {
 	h := im.h
 	for _, p := range im.procs {
 		if p.open != nil {
-			p.open.Outcome, p.open.Return, p.open.Error = Unknown, im.end, "jepsen: no completion in the history"
+			p.open.Outcome, p.open.Return, p.open.Error = history.Unknown, im.end, "jepsen: no completion in the history"
 			h.Ops = append(h.Ops, *p.open)
 		}
 	}

@@ -1,8 +1,10 @@
-package history
+package historyjson
 
 import (
 	"bytes"
 	"unique"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // opField is one of Op's JSON fields.
@@ -105,8 +107,8 @@ func (d *opDecoder) intern(raw []byte) string {
 // op decodes the value at b[p] into op (an object; null gives the zero
 // operation, as encoding/json does) and returns the position after it.
 // depth is the nesting of the array holding it.
-func (d *opDecoder) op(b []byte, p, depth int, op *Op) (int, error) {
-	*op = Op{}
+func (d *opDecoder) op(b []byte, p, depth int, op *history.Op) (int, error) {
+	*op = history.Op{}
 	switch b[p] {
 	case '{':
 	case 'n':
@@ -165,51 +167,18 @@ func (d *opDecoder) op(b []byte, p, depth int, op *Op) (int, error) {
 
 // field decodes the value at b[p] into op's field f; null leaves the
 // field as it is, as encoding/json does.
-func (d *opDecoder) field(b []byte, p, depth int, f opField, op *Op) (int, error) {
+func (d *opDecoder) field(b []byte, p, depth int, f opField, op *history.Op) (int, error) {
 	c := b[p]
 	if f == fUnknown || c == 'n' {
 		return skipValue(b, p, depth)
 	}
-	mismatch := func(want string) (int, error) {
-		if _, err := skipValue(b, p, depth); err != nil {
-			return 0, err
-		}
-		return 0, errAt(p, "field %q: want %s, got %s", opFields[f], want, kindOf(c))
-	}
+	var want string
 	switch f {
 	case fKey, fKind, fToken, fOutcome, fError:
-		if c != '"' {
-			return mismatch("a string")
+		if c == '"' {
+			return d.textField(b, p, f, op)
 		}
-		end, plain, err := lexString(b, p)
-		if err != nil {
-			return 0, err
-		}
-		var s string
-		switch {
-		case !plain:
-			s = text(b, p, end, false)
-			if f == fKey || f == fKind || f == fOutcome {
-				s = unique.Make(s).Value()
-			}
-		case f == fToken || f == fError:
-			s = string(b[p+1 : end-1])
-		default:
-			s = d.intern(b[p+1 : end-1])
-		}
-		switch f {
-		case fKey:
-			op.Key = s
-		case fKind:
-			op.Kind = Kind(s)
-		case fToken:
-			op.Token = s
-		case fOutcome:
-			op.Outcome = Outcome(s)
-		case fError:
-			op.Error = s
-		}
-		return end, nil
+		want = "a string"
 	case fHasFence:
 		switch c {
 		case 't':
@@ -219,11 +188,56 @@ func (d *opDecoder) field(b []byte, p, depth int, f opField, op *Op) (int, error
 			op.HasFence = false
 			return lexLiteral(b, p, "false")
 		}
-		return mismatch("true or false")
+		want = "true or false"
+	default:
+		if c == '-' || '0' <= c && c <= '9' {
+			return intField(b, p, f, op)
+		}
+		want = "an integer"
 	}
-	if c != '-' && (c < '0' || c > '9') {
-		return mismatch("an integer")
+	if _, err := skipValue(b, p, depth); err != nil {
+		return 0, err
 	}
+	return 0, errAt(p, "field %q: want %s, got %s", opFields[f], want, kindOf(c))
+}
+
+// textField decodes the string at b[p] into op's field f. The texts that
+// repeat from one operation to the next are interned.
+func (d *opDecoder) textField(b []byte, p int, f opField, op *history.Op) (int, error) {
+	end, plain, err := lexString(b, p)
+	if err != nil {
+		return 0, err
+	}
+	var s string
+	switch {
+	case !plain:
+		s = text(b, p, end, false)
+		if f == fKey || f == fKind || f == fOutcome {
+			s = unique.Make(s).Value()
+		}
+	case f == fToken || f == fError:
+		s = string(b[p+1 : end-1])
+	default:
+		s = d.intern(b[p+1 : end-1])
+	}
+	switch f {
+	case fKey:
+		op.Key = s
+	case fKind:
+		op.Kind = history.Kind(s)
+	case fToken:
+		op.Token = s
+	case fOutcome:
+		op.Outcome = history.Outcome(s)
+	case fError:
+		op.Error = s
+	}
+	return end, nil
+}
+
+// intField decodes the number at b[p] into op's integer field f: one
+// that is not a whole number of 64 bits is refused.
+func intField(b []byte, p int, f opField, op *history.Op) (int, error) {
 	end, integer, err := lexNumber(b, p)
 	if err != nil {
 		return 0, err
@@ -259,7 +273,7 @@ func (d *opDecoder) field(b []byte, p, depth int, f opField, op *Op) (int, error
 
 // decodeOp decodes b, one operation's JSON and nothing else (whitespace
 // aside), as encoding/json would.
-func decodeOp(b []byte, op *Op) error {
+func decodeOp(b []byte, op *history.Op) error {
 	var d opDecoder
 	p, err := nextByte(b, 0)
 	if err == nil {

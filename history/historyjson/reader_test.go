@@ -1,4 +1,4 @@
-package history
+package historyjson
 
 import (
 	"bytes"
@@ -11,22 +11,24 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // sample is a history with every field, texts that need escaping, and
 // fault windows with nodes.
-func sample() *History {
-	return &History{
-		Format:   Format,
-		Meta:     Meta{Server: "valkey-9.1", Topology: "sentinel", Client: "native", Seed: -3, TTLms: 1000, Clients: 2, Keys: 2, Fenced: true, Faults: []string{"kill-primary"}, DurationNs: 99},
+func sample() *history.History {
+	return &history.History{
+		Format:   history.Format,
+		Meta:     history.Meta{Server: "valkey-9.1", Topology: "sentinel", Client: "native", Seed: -3, TTLms: 1000, Clients: 2, Keys: 2, Fenced: true, Faults: []string{"kill-primary"}, DurationNs: 99},
 		Scenario: json.RawMessage(`{"keys":["a","b"]}`),
-		Ops: []Op{
-			{Client: 1, Worker: 1, Key: "lock:{k1}", Kind: Acquire, Token: "t1-1", TTLms: 1000, Fence: 7, HasFence: true, Outcome: OK, Call: 10, Return: 20},
-			{Client: 2, Worker: 0, Key: "lock:{k2}", Kind: Write, Read: -1, Wrote: 1 << 62, Outcome: Fail, Error: `ERR "quoted" \ <&> é`, Call: 15, Return: 25},
-			{Client: 3, Key: "lock:{k1}", Kind: Release, Token: "t1-1", Outcome: Unknown, Error: "i/o timeout\n", Call: 30, Return: 1<<63 - 1},
-			{Key: "lock:{k1}", Kind: Observe, Read: -2, Outcome: OK, Call: 40, Return: 41},
+		Ops: []history.Op{
+			{Client: 1, Worker: 1, Key: "lock:{k1}", Kind: history.Acquire, Token: "t1-1", TTLms: 1000, Fence: 7, HasFence: true, Outcome: history.OK, Call: 10, Return: 20},
+			{Client: 2, Worker: 0, Key: "lock:{k2}", Kind: history.Write, Read: -1, Wrote: 1 << 62, Outcome: history.Fail, Error: `ERR "quoted" \ <&> é`, Call: 15, Return: 25},
+			{Client: 3, Key: "lock:{k1}", Kind: history.Release, Token: "t1-1", Outcome: history.Unknown, Error: "i/o timeout\n", Call: 30, Return: 1<<63 - 1},
+			{Key: "lock:{k1}", Kind: history.Observe, Read: -2, Outcome: history.OK, Call: 40, Return: 41},
 		},
-		Faults: []Fault{{Name: "kill-primary", Target: "n1", Start: 12, End: 50, Nodes: []NodeState{{Name: "n1", Role: "primary", CanLead: true, Missing: []string{"DELIFEQ"}}}}},
+		Faults: []history.Fault{{Name: "kill-primary", Target: "n1", Start: 12, End: 50, Nodes: []history.NodeState{{Name: "n1", Role: "primary", CanLead: true, Missing: []string{"DELIFEQ"}}}}},
 	}
 }
 
@@ -72,7 +74,7 @@ func TestReaderLayouts(t *testing.T) {
 
 // readBytes reads the history doc holds through a buffer of size bytes
 // to start with.
-func readBytes(doc []byte, size int) (*History, error) {
+func readBytes(doc []byte, size int) (*history.History, error) {
 	return readAll(newReader("history.json", bytes.NewReader(doc), int64(len(doc)), size))
 }
 
@@ -104,8 +106,8 @@ func TestReaderErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v\nwant an error with %q", c.doc, err, c.want)
 		}
-		var want History
-		if json.Unmarshal([]byte(c.doc), &want) == nil && want.Format <= Format && !strings.Contains(c.want, "a second") {
+		var want history.History
+		if json.Unmarshal([]byte(c.doc), &want) == nil && want.Format <= history.Format && !strings.Contains(c.want, "a second") {
 			t.Errorf("%q: encoding/json accepts it", c.doc)
 		}
 	}
@@ -163,9 +165,9 @@ func sameAsEncodingJSON(t *testing.T, doc []byte, rng *rand.Rand) {
 	if topTwice(doc, "ops") || topTwice(doc, "format") {
 		return
 	}
-	var want History
+	var want history.History
 	werr := json.Unmarshal(doc, &want)
-	if werr == nil && want.Format > Format {
+	if werr == nil && want.Format > history.Format {
 		werr = errors.New("a newer format")
 	}
 	if len(want.Ops) == 0 {

@@ -1,4 +1,8 @@
-package checker
+// Package synth generates legal histories of a simulated correct server:
+// the load of the checker's benchmarks and of bench/, and the long
+// histories tests need. It is not part of the checker's API, and it
+// imports only history, so any package's tests can use it.
+package synth
 
 import (
 	"container/heap"
@@ -9,8 +13,8 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// GenerateTTL is the lease the generated clients ask for.
-const GenerateTTL = 500 * time.Millisecond
+// TTL is the lease the generated clients ask for.
+const TTL = 500 * time.Millisecond
 
 // Generate returns a legal history of about ops operations: clients
 // workers (at least one per key, spread evenly over keys) run the article's
@@ -27,7 +31,7 @@ func Generate(seed int64, ops, keys, clients int) *history.History {
 	clients = max(clients, keys)
 	h := &history.History{Meta: history.Meta{
 		Server: "simulated", Topology: "standalone", Client: "generated", Seed: seed,
-		TTLms: GenerateTTL.Milliseconds(), Clients: clients, Keys: keys, Fenced: true,
+		TTLms: TTL.Milliseconds(), Clients: clients, Keys: keys, Fenced: true,
 	}}
 	nextClient := clients
 	for k := range keys {
@@ -114,7 +118,7 @@ func (h *eventHeap) Pop() any {
 }
 
 const (
-	simTTL     = int64(GenerateTTL)
+	simTTL     = int64(TTL)
 	simTimeout = int64(50 * time.Millisecond)
 )
 
@@ -156,13 +160,13 @@ func (s *simKey) call(w *simWorker, t int64) {
 	switch {
 	case w.token == "":
 		s.tokens++
-		op.Kind, op.Token, op.TTLms = history.Acquire, fmt.Sprintf("t%d-%d", w.worker, s.tokens), GenerateTTL.Milliseconds()
+		op.Kind, op.Token, op.TTLms = history.Acquire, fmt.Sprintf("t%d-%d", w.worker, s.tokens), TTL.Milliseconds()
 	case t >= w.leaseEnd:
 		op.Kind, op.Token = history.Release, w.token // late: it will likely answer 0
 	case !w.wrote:
 		op.Kind, op.Token, op.Fence, op.HasFence = history.Write, w.token, w.fence, true
 	case w.extends > 0:
-		op.Kind, op.Token, op.TTLms = history.Extend, w.token, GenerateTTL.Milliseconds()
+		op.Kind, op.Token, op.TTLms = history.Extend, w.token, TTL.Milliseconds()
 	default:
 		op.Kind, op.Token = history.Release, w.token
 	}
@@ -260,7 +264,7 @@ func (s *simKey) reply(w *simWorker, t int64) {
 // client stalls past its lease.
 func (s *simKey) holdThink() int64 {
 	if s.rng.IntN(100) < 2 {
-		return simTTL + s.between(0, GenerateTTL/2)
+		return simTTL + s.between(0, TTL/2)
 	}
 	return s.between(100*time.Microsecond, 20*time.Millisecond)
 }

@@ -1,15 +1,17 @@
-package history
+package jepsen
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
-func importString(t *testing.T, edn string) *History {
+func importString(t *testing.T, edn string) *history.History {
 	t.Helper()
-	h, err := ImportJepsen(strings.NewReader(edn), JepsenOptions{TTL: time.Hour})
+	h, err := Import(strings.NewReader(edn), Options{TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,12 +33,12 @@ func TestImportJepsenPairs(t *testing.T) {
 {:type :fail, :f :lock, :value "orders", :process 1, :time 48}
 {:type :invoke, :f :acquire, :value {:key "k", :token "t1"}, :process 2, :time 50}
 `)
-	want := []Op{
-		{Client: 0, Worker: 1, Key: "lock", Kind: Acquire, TTLms: 3600000, Outcome: OK, Call: 10, Return: 20},
-		{Client: 1, Worker: 2, Key: "orders", Kind: Acquire, TTLms: 3600000, Outcome: Unknown, Error: "jepsen :info: :timeout", Call: 25, Return: 28},
-		{Client: 0, Worker: 1, Key: "lock", Kind: Release, Outcome: OK, Call: 30, Return: 40},
-		{Client: 2, Worker: 2, Key: "orders", Kind: Acquire, TTLms: 3600000, Outcome: Fail, Error: "jepsen :fail", Call: 45, Return: 48},
-		{Client: 3, Worker: 3, Key: "k", Kind: Acquire, Token: "t1", TTLms: 3600000, Outcome: Unknown, Error: "jepsen: no completion in the history", Call: 50, Return: 50},
+	want := []history.Op{
+		{Client: 0, Worker: 1, Key: "lock", Kind: history.Acquire, TTLms: 3600000, Outcome: history.OK, Call: 10, Return: 20},
+		{Client: 1, Worker: 2, Key: "orders", Kind: history.Acquire, TTLms: 3600000, Outcome: history.Unknown, Error: "jepsen :info: :timeout", Call: 25, Return: 28},
+		{Client: 0, Worker: 1, Key: "lock", Kind: history.Release, Outcome: history.OK, Call: 30, Return: 40},
+		{Client: 2, Worker: 2, Key: "orders", Kind: history.Acquire, TTLms: 3600000, Outcome: history.Fail, Error: "jepsen :fail", Call: 45, Return: 48},
+		{Client: 3, Worker: 3, Key: "k", Kind: history.Acquire, Token: "t1", TTLms: 3600000, Outcome: history.Unknown, Error: "jepsen: no completion in the history", Call: 50, Return: 50},
 	}
 	if len(h.Ops) != len(want) {
 		t.Fatalf("got %d ops, want %d: %+v", len(h.Ops), len(want), h.Ops)
@@ -46,7 +48,7 @@ func TestImportJepsenPairs(t *testing.T) {
 			t.Errorf("op %d:\n got %+v\nwant %+v", i, h.Ops[i], want[i])
 		}
 	}
-	if m := h.Meta; m.Clients != 3 || m.Keys != 3 || m.TTLms != 3600000 || m.DurationNs != 50 || h.Format != Format {
+	if m := h.Meta; m.Clients != 3 || m.Keys != 3 || m.TTLms != 3600000 || m.DurationNs != 50 || h.Format != history.Format {
 		t.Errorf("meta %+v", m)
 	}
 }
@@ -59,7 +61,7 @@ func TestImportJepsenLayouts(t *testing.T) {
 #jepsen.history.Op{:index 1, :time 2, :type :ok, :process 0, :f :acquire, :value [7 nil] #_ :ignored}
 {:index 2, :time 3, :type :invoke, :process 0, :f :unlock, :value #jepsen.independent.Tuple{:key 7, :value nil}, :extra #inst "2024-01-01"}
 {:index 3, :time 4, :type :ok, :process 0, :f :unlock, :value nil :note ("a" \b 1.5 true)}]`)
-	if len(h.Ops) != 2 || h.Ops[0].Key != "7" || h.Ops[1].Key != "7" || h.Ops[1].Kind != Release {
+	if len(h.Ops) != 2 || h.Ops[0].Key != "7" || h.Ops[1].Key != "7" || h.Ops[1].Kind != history.Release {
 		t.Fatalf("ops %+v", h.Ops)
 	}
 }
@@ -80,7 +82,7 @@ func TestImportJepsenNemesis(t *testing.T) {
 {:type :info, :f :start, :value nil, :process :nemesis, :time 301}
 {:type :ok, :f :acquire, :process 0, :time 400}
 `)
-	want := []Fault{
+	want := []history.Fault{
 		{Name: "partition", Detail: `[:isolated {"n1" #{"n2"}}]`, Start: 100, End: 210},
 		{Name: "kill", Detail: `{"n1" :killed}`, Start: 150, End: 160},
 		{Name: "nemesis", Start: 300},
@@ -124,13 +126,13 @@ func TestImportJepsenErrors(t *testing.T) {
 		{ok + "}", `line 2, column 1: unexpected '}' with nothing open`},
 	}
 	for _, c := range cases {
-		_, err := ImportJepsen(strings.NewReader(c.edn), JepsenOptions{TTL: time.Second})
+		_, err := Import(strings.NewReader(c.edn), Options{TTL: time.Second})
 		var bad *EDNError
 		if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q:\n got %v\nwant %s", c.edn, err, c.want)
 		}
 	}
-	if _, err := ImportJepsen(strings.NewReader(ok), JepsenOptions{}); !errors.Is(err, ErrNoTTL) {
+	if _, err := Import(strings.NewReader(ok), Options{}); !errors.Is(err, ErrNoTTL) {
 		t.Errorf("no TTL: got %v, want ErrNoTTL", err)
 	}
 }
@@ -142,7 +144,7 @@ func FuzzImportJepsen(f *testing.F) {
 	f.Add(`[#jepsen.history.Op{:type :info, :f :start, :process :nemesis, :time 1, :value #{"a" \b}} #_ x]`)
 	f.Add(`{:value "\u00e9" :type :invoke}`)
 	f.Fuzz(func(t *testing.T, edn string) {
-		_, err := ImportJepsen(strings.NewReader(edn), JepsenOptions{TTL: time.Second})
+		_, err := Import(strings.NewReader(edn), Options{TTL: time.Second})
 		var bad *EDNError
 		if err != nil && !errors.As(err, &bad) {
 			t.Fatalf("%q: %v is not an EDNError", edn, err)

@@ -1,4 +1,4 @@
-package history
+package historyjson
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // TestSaveLoad: a history reads back as it was saved, with or without
@@ -14,11 +16,11 @@ import (
 // are skipped; a newer format is refused.
 func TestSaveLoad(t *testing.T) {
 	dir := t.TempDir()
-	for i, h := range []*History{
-		{Meta: Meta{Server: "valkey-9.1", Seed: 3}},
-		{Format: Format, Meta: Meta{Client: "native"}, Scenario: json.RawMessage(`{"seed":3}`),
-			Ops:    []Op{{Client: 1, Key: "lock:{k1}", Kind: Acquire, Token: "a", HasFence: true, Outcome: OK, Call: 1, Return: 2}, {Key: "lock:{k1}", Kind: Release, Outcome: Unknown, Error: "timeout", Call: 3, Return: 4}},
-			Faults: []Fault{{Name: "kill-primary", Start: 1, End: 2}}},
+	for i, h := range []*history.History{
+		{Meta: history.Meta{Server: "valkey-9.1", Seed: 3}},
+		{Format: history.Format, Meta: history.Meta{Client: "native"}, Scenario: json.RawMessage(`{"seed":3}`),
+			Ops:    []history.Op{{Client: 1, Key: "lock:{k1}", Kind: history.Acquire, Token: "a", HasFence: true, Outcome: history.OK, Call: 1, Return: 2}, {Key: "lock:{k1}", Kind: history.Release, Outcome: history.Unknown, Error: "timeout", Call: 3, Return: 4}},
+			Faults: []history.Fault{{Name: "kill-primary", Start: 1, End: 2}}},
 	} {
 		path := filepath.Join(dir, "h.json")
 		if err := h.Save(path); err != nil {

@@ -1,26 +1,32 @@
-package checker
+// Package baseline is what lockcheck's checker is measured against:
+// porcupine alone with a lock model written the obvious way, partitioned by
+// key only. The checker's benchmarks and bench/ use it; no check does, so
+// it is not part of the checker's API.
+package baseline
 
 import (
+	"math"
+
 	"github.com/anishathalye/porcupine"
 
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// The baseline is what lockcheck's checker is measured against: porcupine
-// alone with a lock model written the obvious way, partitioned by key
-// only. The checker's benchmarks and bench/ use it; no check does.
+// never is the return of an operation whose outcome is unknown: it may
+// take effect at any time after its call.
+const never int64 = math.MaxInt64
 
-// baselineState is the state of a lock model written the obvious way: a
+// state is the state of a lock model written the obvious way: a
 // holder and the call + TTL its lease ends at, nothing else.
-type baselineState struct {
+type state struct {
 	holder string
 	until  int64
 }
 
-// BaselineModel is porcupine alone: a plain lock model over history
+// Model is porcupine alone: a plain lock model over history
 // operations, partitioned by key, no segments, no greedy search, none of
-// the lock-specific checks. It is the baseline DESIGN.md measured.
-func BaselineModel() porcupine.Model {
+// the lock-specific checks. It is the baseline the checker was first measured against.
+func Model() porcupine.Model {
 	return porcupine.Model{
 		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
 			byKey := map[string][]porcupine.Operation{}
@@ -38,10 +44,10 @@ func BaselineModel() porcupine.Model {
 			}
 			return out
 		},
-		Init: func() any { return baselineState{} },
+		Init: func() any { return state{} },
 		Step: func(s, in, _ any) (bool, any) {
-			st, op := s.(baselineState), in.(*history.Op)
-			lease := baselineState{op.Token, op.Call + op.TTLms*1e6}
+			st, op := s.(state), in.(*history.Op)
+			lease := state{op.Token, op.Call + op.TTLms*1e6}
 			gone := st.holder == "" || op.Return > st.until
 			switch {
 			case op.Kind == history.Acquire && op.Outcome == history.OK:
@@ -56,22 +62,25 @@ func BaselineModel() porcupine.Model {
 			case op.Outcome == history.OK && op.Kind == history.Extend:
 				return st.holder == op.Token, lease
 			case op.Outcome == history.OK: // release
-				return st.holder == op.Token, baselineState{}
+				return st.holder == op.Token, state{}
 			case op.Outcome == history.Fail: // nil extend, 0 release
 				if st.holder == op.Token {
-					return op.Return > st.until, baselineState{}
+					return op.Return > st.until, state{}
 				}
 				return true, st
 			}
 			if st.holder == op.Token && op.Kind == history.Release {
-				return true, baselineState{}
+				return true, state{}
 			}
 			return true, st
 		},
 	}
 }
 
-func BaselineOps(h *history.History) []porcupine.Operation {
+// Ops are the history's lock operations as porcupine's: resource writes,
+// observations and refused commands (a fail with an error) are left out,
+// and an operation whose outcome is unknown never returns.
+func Ops(h *history.History) []porcupine.Operation {
 	var ops []porcupine.Operation
 	for i := range h.Ops {
 		op := &h.Ops[i]
