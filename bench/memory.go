@@ -100,8 +100,11 @@ func memoryChild(ctx context.Context, cfg config, log *slog.Logger, out io.Write
 		return err
 	}
 	log.Info("memory run", "duration", cfg.memDuration, "baseline_mib", m.BaselineRSS>>20)
-	s := opBound(cfg, 1, cfg.memDuration, nil).Scenario
-	s.Server, s.Topology = bl.Name, topology.Standalone
+	w, err := opBound(cfg, bl.Name, 1, cfg.memDuration, nil)
+	if err != nil {
+		return err
+	}
+	s := w.Scenario
 	// RSS sampled while the workload runs, apart from the check's peak
 	// after it (VmHWM covers both)
 	sampled := make(chan int64)

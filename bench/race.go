@@ -63,10 +63,15 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 		return o
 	}
 	defer b.stop(ctx, t)
+	s, err := raceScenario(t, seed, b.cfg.raceDuration)
+	if err != nil {
+		o.err = err
+		return o
+	}
 	rec := history.NewRecorder()
 	kills := newKillClock(b.log.Handler(), rec)
 	chaos := scenarios.Chaos{
-		Workload: scenarios.Workload{Scenario: raceScenario(t, seed, b.cfg.raceDuration), Recorder: rec},
+		Workload: scenarios.Workload{Scenario: s, Recorder: rec},
 		Log:      slog.New(kills.WithAttrs([]slog.Attr{slog.Any("kind", k), slog.Int64("seed", seed)})),
 	}
 	rctx, stopRun := context.WithCancel(ctx)
@@ -102,14 +107,15 @@ func (b *bench) raceOnce(ctx context.Context, k topology.Kind, seed int64) raceO
 }
 
 // raceScenario is lockcheck run's default scenario with the native client
-// under kill-primary on t, for d: nothing else is changed.
-func raceScenario(t *topology.Topology, seed int64, d time.Duration) scenarios.Scenario {
+// under kill-primary on t, for d: nothing else is changed; resolved, as a
+// Workload expects.
+func raceScenario(t *topology.Topology, seed int64, d time.Duration) (scenarios.Scenario, error) {
 	return scenarios.Scenario{
 		ServerSettings:  scenarios.ServerSettings{Server: t.Build.Name, Topology: t.Kind},
 		ClientSettings:  scenarios.ClientSettings{Client: "native"},
 		FaultSettings:   scenarios.FaultSettings{Faults: []string{fault.KillPrimary.Name()}},
 		TrafficSettings: scenarios.TrafficSettings{Duration: d, Seed: seed},
-	}
+	}.Resolve()
 }
 
 // watchDoubleHolder checks the history so far every 2 s and ends the run

@@ -24,13 +24,15 @@ import (
 // opBound is the throughput workload: the native client with history
 // recording, work, backoff and the resource's gap all but gone, so that the
 // workers spend their time on lock calls. One key per client keeps
-// contention, and so refused acquires, low.
-func opBound(cfg config, seed int64, d time.Duration, rec *history.Recorder) scenarios.Workload {
-	return scenarios.Workload{Scenario: scenarios.Scenario{
+// contention, and so refused acquires, low. The scenario is resolved, as
+// a Workload expects, for a standalone node of server.
+func opBound(cfg config, server string, seed int64, d time.Duration, rec *history.Recorder) (scenarios.Workload, error) {
+	s, err := scenarios.Scenario{
+		ServerSettings:  scenarios.ServerSettings{Server: server, Topology: topology.Standalone},
 		ClientSettings:  scenarios.ClientSettings{Client: "native"},
 		TrafficSettings: scenarios.TrafficSettings{Clients: cfg.clients, Keys: cfg.clients, TTL: time.Second, Duration: d, Seed: seed, WorkMin: time.Microsecond, WorkMax: 2 * time.Microsecond, AbandonRate: scenarios.None, LateRate: scenarios.None, ObserveEvery: scenarios.None, BackoffMin: 100 * time.Microsecond, BackoffMax: time.Millisecond, WriteGap: scenarios.None},
-	}, Recorder: rec,
-	}
+	}.Resolve()
+	return scenarios.Workload{Scenario: s, Recorder: rec}, err
 }
 
 const opBoundNote = "native client, %d clients on %d keys, TTL 1 s, work 1-2 µs, no stalls, abandons, frozen calls, late holds or observations, backoff 0.1-1 ms, no resource gap"
@@ -160,7 +162,10 @@ func (b *bench) recordedRun(ctx context.Context, seed int64, lcfg lockclient.Con
 	if err := rec.StreamTo(path, history.Meta{}); err != nil {
 		return nil, err
 	}
-	_, err = opBound(b.cfg, seed, b.cfg.tpDuration, rec).Run(ctx, lcfg)
+	w, err := opBound(b.cfg, b.build.Name, seed, b.cfg.tpDuration, rec)
+	if err == nil {
+		_, err = w.Run(ctx, lcfg)
+	}
 	if cerr := rec.CloseStream(); err == nil {
 		err = cerr
 	}

@@ -31,7 +31,7 @@ type job struct {
 }
 
 func scenarioJob(s scenarios.Scenario) (job, error) {
-	s, err := resolve(s)
+	s, err := s.Resolve()
 	return job{scenario: s}, err
 }
 
@@ -39,16 +39,10 @@ func newTraceJob(tr scenarios.Trace) (job, error) {
 	if err := tr.Validate(); err != nil {
 		return job{}, err
 	}
-	s, err := resolve(tr.Scenario)
+	s, err := tr.Scenario.Resolve()
 	return job{scenario: s, trace: &tr, suffix: "-trace"}, err
 }
 
-// resolve applies s's defaults and validates it: the one place a Scenario
-// entering the run path is settled.
-func resolve(s scenarios.Scenario) (scenarios.Scenario, error) {
-	s = s.WithDefaults()
-	return s, s.Validate()
-}
 
 // save writes the job's input into its folder: trace.json for a trace,
 // scenario.json (with the schedule the seed gives and the command that

@@ -110,7 +110,7 @@ func (m *Matrix) Scenario(build string, kind topology.Kind, client, fault string
 		ClientSettings:  scenarios.ClientSettings{Client: client},
 		FaultSettings:   scenarios.FaultSettings{Faults: []string{fault}},
 		TrafficSettings: scenarios.TrafficSettings{Duration: m.Duration, TTL: m.TTL, Seed: m.RunSeed(build, kind, client, fault)},
-	}.WithDefaults()
+	}
 }
 
 // layout makes the index's rows, columns and cells, and the runs to make:

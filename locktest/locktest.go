@@ -143,8 +143,8 @@ func (e *Env) Run(t testing.TB, s Scenario, newClient NewClient, opts ...Option)
 	}
 	defer unregister()
 	s.Client = kind
-	s = s.WithDefaults()
-	if err := s.Validate(); err != nil {
+	s, err = s.Resolve()
+	if err != nil {
 		t.Fatalf("locktest: scenario: %v", err)
 	}
 	if s.UpgradeTo != "" {

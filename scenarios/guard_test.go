@@ -58,7 +58,7 @@ func TestPanicEndsTheRun(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			const duration = 40 * time.Second
-			w := Workload{Scenario: Scenario{ClientSettings: ClientSettings{Client: c.client}, FaultSettings: FaultSettings{Faults: c.faults}, TrafficSettings: TrafficSettings{Clients: 3, Keys: 1, TTL: 300 * time.Millisecond, Duration: duration, Seed: 1}}}
+			w := Workload{Scenario: Scenario{ClientSettings: ClientSettings{Client: c.client}, FaultSettings: FaultSettings{Faults: c.faults}, TrafficSettings: TrafficSettings{Clients: 3, Keys: 1, TTL: 300 * time.Millisecond, Duration: duration, Seed: 1}}.WithDefaults()}
 			start := time.Now()
 			res, err := Chaos{Workload: w}.Run(context.Background(), topo)
 			took := time.Since(start)

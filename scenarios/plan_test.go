@@ -10,7 +10,7 @@ import (
 )
 
 func TestPlansSeeded(t *testing.T) {
-	w := Workload{Scenario: adversarial(Scenario{TrafficSettings: TrafficSettings{Seed: 42, TTL: 300 * time.Millisecond, Clients: 3, Keys: 4}})}.withDefaults()
+	w := Workload{Scenario: adversarial(Scenario{TrafficSettings: TrafficSettings{Seed: 42, TTL: 300 * time.Millisecond, Clients: 3, Keys: 4}}).WithDefaults()}.withDefaults()
 	draw := func(w Workload, worker int) []Plan {
 		p := newPlanner(w, worker)
 		var out []Plan

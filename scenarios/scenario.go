@@ -65,11 +65,16 @@ func (s Scenario) WithDefaults() Scenario {
 }
 
 // Defaults is the Scenario every setting left out gives: what lockcheck
-// run's flags show.
-func Defaults() Scenario { return Scenario{}.WithDefaults() }
+// run's flags show (a zero Scenario resolved; it names no server, which
+// is its only error).
+func Defaults() Scenario {
+	s, _ := Scenario{}.Resolve()
+	return s
+}
 
 // Resolve is where a Scenario enters a run: it applies the defaults once
-// and validates the result. The methods that read a setting's default
+// and validates the result, which it returns also when it is invalid.
+// It is the only caller of WithDefaults outside tests. The methods that read a setting's default
 // (Validate, LockKeys, Schedule, Name, Summary, CoverageGoal,
 // CoveredAfterFaults, Overtime) expect a resolved Scenario.
 func (s Scenario) Resolve() (Scenario, error) {

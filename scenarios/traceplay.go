@@ -27,7 +27,10 @@ const faultGrace = 2 * time.Second
 // like any run). A fault step starts its fault and waits until its window
 // opens; faults still running after the last step are stopped.
 func (tr Trace) Play(ctx context.Context, t *topology.Topology, log *slog.Logger) (*history.History, error) {
-	s := tr.Scenario.WithDefaults()
+	s, err := tr.Scenario.Resolve()
+	if err != nil {
+		return nil, err
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -44,7 +44,6 @@ type Workload struct {
 }
 
 func (w Workload) withDefaults() Workload {
-	w.Scenario = w.Scenario.WithDefaults()
 	if w.Recorder == nil {
 		w.Recorder = history.NewRecorder()
 	}
@@ -57,7 +56,8 @@ func (w Workload) withDefaults() Workload {
 	return w
 }
 
-// Run runs the workload against the servers cfg reaches until Duration
+// Run runs the workload, whose Scenario is resolved (Scenario.Resolve),
+// against the servers cfg reaches until Duration
 // passes or ctx ends, and returns the history with its meta filled. A
 // build that lacks a command the client needs is refused before anything
 // runs, with an *UnsupportedError that says so in one line.

@@ -35,7 +35,7 @@ func runFor(t *testing.T, topo *topology.Topology, kind string, d time.Duration)
 	cfg.StderrDir = t.TempDir()
 	// A healthy server answers in milliseconds: a call that times out here
 	// would be the machine's load, not the client's, so the budget is long.
-	w := Workload{Scenario: adversarial(Scenario{ClientSettings: ClientSettings{Client: kind, CallTimeout: 10 * time.Second}, TrafficSettings: TrafficSettings{Clients: 3, Keys: 2, TTL: 300 * time.Millisecond, Duration: d, Seed: 1}}),
+	w := Workload{Scenario: adversarial(Scenario{ClientSettings: ClientSettings{Client: kind, CallTimeout: 10 * time.Second}, TrafficSettings: TrafficSettings{Clients: 3, Keys: 2, TTL: 300 * time.Millisecond, Duration: d, Seed: 1}}).WithDefaults(),
 		Log:      slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError})),
 		Progress: func(s Stats) { last = s }}
 	h, err := w.Run(context.Background(), cfg)
@@ -138,7 +138,7 @@ func TestWorkloadWaitRelease(t *testing.T) {
 	w := Workload{Scenario: adversarial(Scenario{
 		ClientSettings:  ClientSettings{Client: "fenced", Wait: lockclient.WaitOptions{Replicas: 1, Timeout: 20 * time.Millisecond, OnShort: lockclient.WaitRelease}},
 		TrafficSettings: TrafficSettings{Clients: 2, Keys: 1, TTL: 300 * time.Millisecond, Duration: 2 * time.Second, Seed: 3},
-	}),
+	}).WithDefaults(),
 		Progress: func(s Stats) { stats = s }}
 	h, err := w.Run(context.Background(), cfg)
 	if err != nil {
@@ -247,7 +247,7 @@ func TestEveryClientEveryBuild(t *testing.T) {
 // when the build lacks what the client needs.
 func TestRefusalOnValkey80(t *testing.T) {
 	topo := startStandalone(t, "valkey-8.0")
-	w := Workload{Scenario: Scenario{ClientSettings: ClientSettings{Client: "native"}, TrafficSettings: TrafficSettings{Duration: time.Second, TTL: 300 * time.Millisecond}}}
+	w := Workload{Scenario: Scenario{ClientSettings: ClientSettings{Client: "native"}, TrafficSettings: TrafficSettings{Duration: time.Second, TTL: 300 * time.Millisecond}}.WithDefaults()}
 	h, err := w.Run(context.Background(), lockclient.ConfigFor(topo))
 	if !errors.Is(err, lockclient.ErrUnsupported) {
 		t.Fatalf("native on valkey-8.0: history %v, error %v; want a refusal", h != nil, err)
