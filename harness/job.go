@@ -43,7 +43,6 @@ func newTraceJob(tr scenarios.Trace) (job, error) {
 	return job{scenario: s, trace: &tr, suffix: "-trace"}, err
 }
 
-
 // save writes the job's input into its folder: trace.json for a trace,
 // scenario.json (with the schedule the seed gives and the command that
 // replays it) for a scenario, unless a folder that has one is reused
