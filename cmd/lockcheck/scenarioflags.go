@@ -47,7 +47,8 @@ func upgradeDefaults() scenarios.Scenario {
 		ServerSettings:  scenarios.ServerSettings{Topology: topology.Sentinel},
 		TrafficSettings: scenarios.TrafficSettings{TTL: 2 * time.Second, Duration: 10 * time.Minute},
 	}
-	return d.WithDefaults()
+	d, _ = d.Resolve() // no server yet: the flags name it
+	return d
 }
 
 // registerUpgrade adds lockcheck upgrade's flags: run's, with --from and
