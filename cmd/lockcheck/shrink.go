@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/shrink"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -62,7 +63,7 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := runFolder(dir, "the folder of a violated run (lockcheck run or matrix wrote it)"); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	in, err := harness.ShrinkInput(dir, *kind)
+	in, err := shrink.LoadInput(dir, *kind)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -82,7 +83,7 @@ func runShrink(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	res, err := harness.Shrink(ctx, eng, dir, harness.ShrinkOptions{Out: reproducer, Sources: src, Budget: *budget, Tries: *tries, Confirm: *confirm, Kind: in.Kind, Progress: stderr})
+	res, err := shrink.Run(ctx, eng, dir, shrink.Options{Out: reproducer, Sources: src, Budget: *budget, Tries: *tries, Confirm: *confirm, Kind: in.Kind, Progress: stderr})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

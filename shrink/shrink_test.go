@@ -1,26 +1,29 @@
-package harness
+package shrink
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
+	"github.com/lockcheck/lockcheck/topology"
 )
 
-// TestShrink shrinks a run of a client that reports every acquire as
+// TestRun shrinks a run of a client that reports every acquire as
 // held, on a real server: the double holder needs two clients' acquires
 // and nothing else, so the shrink must end with a script of those two
 // steps (trace.json), at least 5 times fewer operations, confirmed in
 // every replay, and a run folder that holds the reproducer and its
 // shrink.json.
-func TestShrink(t *testing.T) {
+func TestRun(t *testing.T) {
 	unregister, err := lockclient.Register("test-always-acquires-shrink", lockclient.Traits{}, func(cfg lockclient.Config) (lockclient.Client, error) {
 		c, err := lockclient.NewClient("native", cfg)
 		return alwaysAcquires{c}, err
@@ -31,14 +34,16 @@ func TestShrink(t *testing.T) {
 	t.Cleanup(unregister)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build(t, "valkey-9.1")
+	if _, err := topology.Lookup("valkey-9.1"); err != nil {
+		t.Fatal(err)
+	}
 	from := filepath.Join(t.TempDir(), "run")
 	// the workload's noise is off already: the cuts left to try are few
 	// (clients, keys, the run's length), and the test short
 	s := scenarios.Scenario{Server: "valkey-9.1", Client: "test-always-acquires-shrink", Duration: 5 * time.Second, TTL: time.Second, Seed: 3, Clients: 6, Keys: 4,
 		BackoffMin: 50 * time.Millisecond, BackoffMax: 50 * time.Millisecond, ObserveEvery: scenarios.None}.Quiet()
 	s.LateRate, s.AbandonRate = scenarios.None, scenarios.None
-	o, err := Execute(ctx, eng(t), s, Options{Out: from, StopOnViolation: true})
+	o, err := harness.Execute(ctx, eng(t), s, harness.Options{Out: from, StopOnViolation: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +51,7 @@ func TestShrink(t *testing.T) {
 		t.Fatalf("the run to shrink: %s, want violated", o.Check.Verdict)
 	}
 	out := filepath.Join(t.TempDir(), "shrunk")
-	res, err := Shrink(ctx, eng(t), from, ShrinkOptions{Out: out, Budget: 4 * time.Minute, Tries: 1, Confirm: 2})
+	res, err := Run(ctx, eng(t), from, Options{Out: out, Budget: 4 * time.Minute, Tries: 1, Confirm: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,46 +89,35 @@ func TestShrink(t *testing.T) {
 	}
 }
 
-// TestExecuteTrace plays a hand-written script on a real server: worker
-// 0 takes the lock, clock-jump moves the server's clock past its lease
-// right after that acquire (the fault step waits for the acquire before
-// it, not for one to come), and worker 1 is granted the lock while
-// worker 0's lease still runs on its own clock: a double holder, in a run
-// folder that holds the trace.
-func TestExecuteTrace(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	build(t, "valkey-9.1")
-	// the jump (+2 TTL, by a docker exec) has 1.5 s to take effect before
-	// worker 1 tries, and worker 0's lease still 3.5 s to run
-	s := scenarios.Scenario{Server: "valkey-9.1", Client: "native", TTL: 5 * time.Second, Faults: []string{"clock-jump"}}
-	tr := scenarios.Trace{Format: scenarios.TraceFormat, Scenario: s, Key: "lock:{k1}", Workers: 2, Steps: []scenarios.TraceStep{
-		{Kind: scenarios.StepAcquire, Worker: 0, After: scenarios.AfterPrevious, Granted: true},
-		{Kind: scenarios.StepFault, Fault: "clock-jump", After: scenarios.AfterPrevious},
-		{Kind: scenarios.StepAcquire, Worker: 1, After: scenarios.AfterFaultStart, FaultStep: 1, DelayMs: 1500, Granted: true},
-	}}
-	out := filepath.Join(t.TempDir(), "trace")
-	o, err := ExecuteTrace(ctx, eng(t), tr, Options{Out: out})
-	if err != nil {
-		t.Fatal(err)
+// alwaysAcquires reports every acquire as held with a new token.
+type alwaysAcquires struct{ lockclient.Client }
+
+func (alwaysAcquires) Acquire(context.Context, string, time.Duration) lockclient.Result {
+	return lockclient.Result{Outcome: history.OK, Token: fmt.Sprint(time.Now().UnixNano())}
+}
+
+var (
+	engine *topology.Engine
+	engErr error
+)
+
+func TestMain(m *testing.M) {
+	topology.Defaults()
+	engine, engErr = topology.Connect(context.Background(), nil)
+	if engErr == nil {
+		engine.RemoveOnInterrupt() // for the test binary's life
 	}
-	if !slices.Contains(o.Check.Checks.FailingKinds(), "double_holder") {
-		for _, op := range o.History.Ops {
-			t.Logf("%+v", op)
-		}
-		t.Logf("faults %+v", o.History.Faults)
-		t.Fatalf("verdict %s with %v, want a double holder", o.Check.Verdict, o.Check.Checks.FailingKinds())
+	code := m.Run()
+	if engine != nil {
+		engine.Close()
 	}
-	h := o.History
-	if len(h.Faults) != 1 || len(h.Ops) < 2 || h.Ops[0].Outcome != "ok" {
-		t.Fatalf("faults %+v, ops %+v: want worker 0's granted acquire and one clock-jump window", h.Faults, h.Ops)
+	os.Exit(code)
+}
+
+func eng(t *testing.T) *topology.Engine {
+	t.Helper()
+	if engErr != nil {
+		t.Fatalf("these tests need a Docker engine: %v", engErr)
 	}
-	// clock-jump waits up to 5 s for an acquire it has not seen
-	if wait := time.Duration(h.Faults[0].Start - h.Ops[0].Return); wait > 3*time.Second {
-		t.Errorf("the jump came %s after worker 0's acquire: the fault step did not take that acquire as the one it waits for", wait)
-	}
-	back, err := scenarios.LoadTrace(filepath.Join(out, scenarios.TraceFileName))
-	if err != nil || len(back.Steps) != 3 {
-		t.Errorf("trace.json: %v, %d steps", err, len(back.Steps))
-	}
+	return engine
 }
