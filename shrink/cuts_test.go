@@ -1,10 +1,11 @@
-package scenarios
+package shrink
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/fault"
 )
 
@@ -13,12 +14,7 @@ import (
 // a shorter lease goes first, the noise next, a shorter run before the
 // fault steps, clients and keys.
 func TestCutsEachTakeSomethingAway(t *testing.T) {
-	s := Scenario{
-		ServerSettings:  ServerSettings{Server: "valkey-9.1", Topology: "sentinel"},
-		ClientSettings:  ClientSettings{Client: "native"},
-		FaultSettings:   FaultSettings{Faults: []string{"kill-primary", "clock-jump"}},
-		TrafficSettings: TrafficSettings{Duration: 60 * time.Second, TTL: 2 * time.Second, Seed: 7, Clients: 6, Keys: 3},
-	}
+	s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: "valkey-9.1", Topology: "sentinel"}, ClientSettings: scenarios.ClientSettings{Client: "native"}, FaultSettings: scenarios.FaultSettings{Faults: []string{"kill-primary", "clock-jump"}}, TrafficSettings: scenarios.TrafficSettings{Duration: 60 * time.Second, TTL: 2 * time.Second, Seed: 7, Clients: 6, Keys: 3}}.WithDefaults()
 	p, err := Pinned(s)
 	if err != nil {
 		t.Fatal(err)
@@ -68,54 +64,19 @@ func TestCutsEachTakeSomethingAway(t *testing.T) {
 // TestCutToOneKeyMovesTheSteps: with one key left, every fault step
 // strikes that key's primary.
 func TestCutToOneKeyMovesTheSteps(t *testing.T) {
-	s := Scenario{
-		ServerSettings:  ServerSettings{Server: "valkey-9.1", Topology: "sentinel"},
-		ClientSettings:  ClientSettings{Client: "native"},
-		FaultSettings:   FaultSettings{Faults: []string{"kill-primary"}, Events: []fault.Event{{At: 3 * time.Second, Fault: "kill-primary", Key: LockKey(2)}}},
-		TrafficSettings: TrafficSettings{Duration: 20 * time.Second, Seed: 1, Clients: 2, Keys: 3},
-	}.WithDefaults()
+	s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: "valkey-9.1", Topology: "sentinel"}, ClientSettings: scenarios.ClientSettings{Client: "native"}, FaultSettings: scenarios.FaultSettings{Faults: []string{"kill-primary"}, Events: []fault.Event{{At: 3 * time.Second, Fault: "kill-primary", Key: scenarios.LockKey(2)}}}, TrafficSettings: scenarios.TrafficSettings{Duration: 20 * time.Second, Seed: 1, Clients: 2, Keys: 3}}.WithDefaults()
 	for _, c := range Cuts(s, 0) {
 		if c.What == "1 key (was 3)" {
-			if c.Scenario.Events[0].Key != LockKey(0) {
-				t.Fatalf("step on %s, want %s", c.Scenario.Events[0].Key, LockKey(0))
+			if c.Scenario.Events[0].Key != scenarios.LockKey(0) {
+				t.Fatalf("step on %s, want %s", c.Scenario.Events[0].Key, scenarios.LockKey(0))
 			}
-			if s.Events[0].Key != LockKey(2) {
+			if s.Events[0].Key != scenarios.LockKey(2) {
 				t.Fatal("the cut changed the scenario it came from")
 			}
 			return
 		}
 	}
 	t.Fatal("no cut to one key")
-}
-
-// TestEventText: --fault-at reads what Event.String writes, and says what
-// is wrong with what it cannot read.
-func TestEventText(t *testing.T) {
-	e := fault.Event{At: 2500 * time.Millisecond, Fault: "kill-primary", Key: LockKey(1)}
-	back, err := fault.ParseEvent(e.String(), LockKey(0))
-	if err != nil || back != e {
-		t.Fatalf("%s read back as %+v, %v", e, back, err)
-	}
-	if d, _ := fault.ParseEvent("clock-jump@1s", LockKey(0)); d.Key != LockKey(0) || d.At != time.Second {
-		t.Fatalf("default key: %+v", d)
-	}
-	for _, bad := range []string{"kill-primary", "no-such-fault@1s", "kill-primary@soon", "kill-primary@-1s"} {
-		if _, err := fault.ParseEvent(bad, LockKey(0)); err == nil {
-			t.Errorf("%q read without an error", bad)
-		}
-	}
-	s := Scenario{
-		ServerSettings:  ServerSettings{Server: "valkey-9.1", Topology: "sentinel"},
-		FaultSettings:   FaultSettings{Faults: []string{"kill-primary"}, Events: []fault.Event{{At: 11 * time.Second, Fault: "kill-primary", Key: LockKey(0)}}},
-		TrafficSettings: TrafficSettings{Duration: 10 * time.Second},
-	}
-	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "outside the run") {
-		t.Fatalf("a step past the run's end: %v", err)
-	}
-	s.Events[0] = fault.Event{At: time.Second, Fault: "clock-jump", Key: LockKey(0)}
-	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "not among the scenario's faults") {
-		t.Fatalf("a step of a fault not listed: %v", err)
-	}
 }
 
 func containsCut(cuts []Cut, what string) bool {

@@ -1,4 +1,4 @@
-package harness
+package shrink
 
 import (
 	"errors"
@@ -11,8 +11,8 @@ import (
 	"github.com/lockcheck/lockcheck/scenarios"
 )
 
-// Shrinkable is a violated run's folder read and checked for a shrink.
-type Shrinkable struct {
+// Input is a violated run's folder read and checked for a shrink.
+type Input struct {
 	// Kind is the finding kind the shrink keeps.
 	Kind string
 	// Scenario is the run's.
@@ -21,12 +21,12 @@ type Shrinkable struct {
 	pinned   scenarios.Scenario
 }
 
-// ShrinkInput reads and checks the run in from that a shrink would cut,
+// LoadInput reads and checks the run in from that a shrink would cut,
 // and the finding kind it would keep (kind, or when "" the run's
 // double_holder or else its first failing kind): all of it needs no
 // engine, so a folder that is not a violated run is refused before one
 // is contacted.
-func ShrinkInput(from, kind string) (*Shrinkable, error) {
+func LoadInput(from, kind string) (*Input, error) {
 	if _, err := os.Lstat(filepath.Join(from, scenarios.TraceFileName)); err == nil {
 		return nil, fmt.Errorf("%s holds a script (%s), a shrink's reproducer: play it with lockcheck replay %s", from, scenarios.TraceFileName, from)
 	}
@@ -34,7 +34,7 @@ func ShrinkInput(from, kind string) (*Shrinkable, error) {
 	if err != nil {
 		return nil, notRun(err)
 	}
-	if _, err := f.Scenario.Resolve(); err != nil {
+	if f.Scenario, err = f.Scenario.Resolve(); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(from, scenarios.RunFileName), err)
 	}
 	orig, err := reports.LoadRunResult(filepath.Join(from, "result.json"))
@@ -53,11 +53,11 @@ func ShrinkInput(from, kind string) (*Shrinkable, error) {
 	} else if !slices.Contains(kinds, kind) {
 		return nil, fmt.Errorf("%s shows %v, not %s: choose one of those with --kind", from, kinds, kind)
 	}
-	pinned, err := scenarios.Pinned(f.Scenario)
+	pinned, err := Pinned(f.Scenario)
 	if err != nil {
 		return nil, err
 	}
-	return &Shrinkable{Kind: kind, Scenario: f.Scenario, result: orig, pinned: pinned}, nil
+	return &Input{Kind: kind, Scenario: f.Scenario, result: orig, pinned: pinned}, nil
 }
 
 // notRun says what to give instead of a folder that lacks a run's file;
