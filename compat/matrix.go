@@ -156,9 +156,9 @@ func observeOn(ctx context.Context, eng *topology.Engine, b topology.Build, imag
 
 func unavailableCells(b topology.Build, kind topology.Kind, reason string) []Cell {
 	var cells []Cell
-	for _, chk := range Checks() {
-		if chk.Applies(kind) {
-			cells = append(cells, Cell{Server: b.Name, Topology: string(kind), Check: chk.Name, Outcome: Unavailable, Observed: reason})
+	for _, cs := range Cases() {
+		if cs.Applies(kind) {
+			cells = append(cells, Cell{Server: b.Name, Topology: string(kind), Case: cs.Name, Outcome: Unavailable, Observed: reason})
 		}
 	}
 	return cells

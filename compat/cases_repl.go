@@ -13,10 +13,10 @@ import (
 
 var withReplicas = []topology.Kind{topology.Replicated, topology.Sentinel, topology.Cluster}
 
-// replicationChecks observe what a replica receives and what WAIT and
+// replicationCases observe what a replica receives and what WAIT and
 // WAITAOF answer.
-func replicationChecks() []Check {
-	return []Check{
+func replicationCases() []Case {
+	return []Case{
 		{Name: "repl/set-px-as-pxat", Kinds: withReplicas, run: func(ctx context.Context, e *env) verdict {
 			k := e.key("pxat")
 			primary, replica, err := e.pair(ctx, k)
@@ -91,7 +91,7 @@ func replicationChecks() []Check {
 			}
 			// WAIT returns as soon as the replica acknowledges; the timeout
 			// only bounds a replica that never does, so it is generous (well
-			// inside the check's 30 s) for a loaded machine.
+			// inside the case's 30 s) for a loaded machine.
 			obs := e.pipeline(ctx, k, []string{"SET", k, "t", "PX", "30000"}, []string{"WAIT", "1", blockTimeout})[1]
 			return always(obs, ">= 1", func(s string) bool { return s != "0" && !strings.Contains(s, "ERR") })
 		}},

@@ -9,10 +9,10 @@ import (
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// lockChecks observe acquire, extend and release on the primary through a
+// lockCases observe acquire, extend and release on the primary through a
 // client that follows the topology.
-func lockChecks() []Check {
-	return []Check{
+func lockCases() []Case {
+	return []Case{
 		{Name: "acquire/free", run: func(ctx context.Context, e *env) verdict {
 			return always(e.do(ctx, "SET", e.key("acq"), "t1", "NX", "PX", "30000"), "OK", equals("OK"))
 		}},
