@@ -47,7 +47,7 @@ func (b *bench) throughputSection(ctx context.Context) error {
 	}
 	defer b.stop(ctx, t)
 	// the same node kind behind the network faults' proxy, no fault on
-	tp, err := b.startWith(ctx, topology.Standalone, topology.Options{ProxyClients: true})
+	tp, err := b.startWith(ctx, topology.Standalone, topology.WithClientProxy())
 	if err != nil {
 		return err
 	}

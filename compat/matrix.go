@@ -141,7 +141,7 @@ func observeOne(ctx context.Context, eng *topology.Engine, b topology.Build, ima
 
 // observeOn starts a topology, observes it and removes it.
 func observeOn(ctx context.Context, eng *topology.Engine, b topology.Build, image string, kind topology.Kind, opts topology.Options, observe func(*topology.Topology) ([]Cell, error)) ([]Cell, string, error) {
-	t, err := topology.Start(ctx, eng, b, image, kind, opts)
+	t, err := topology.Start(ctx, eng, b, kind, topology.WithImage(image), topology.WithOptions(opts))
 	if err != nil {
 		return nil, "", err
 	}
