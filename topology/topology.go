@@ -51,11 +51,11 @@ type Topology struct {
 }
 
 // Start brings up a topology of kind on build b and waits until it is
-// healthy; opts set the rest, as a testcontainers module's Run takes its
-// options, so that one start serves every caller. Unless WithImage names
-// one, it first obtains b's image (pulled, or built from Debian's
-// packages), and the node and reinstall builds' images. On failure it
-// removes whatever it started and returns the error.
+// healthy. opts set everything else, so that one start serves every caller
+// and a new setting is one more option, not a new parameter. Unless
+// WithImage names one, it first obtains b's image (pulled, or built from
+// Debian's packages), and the node and reinstall builds' images. On
+// failure it removes whatever it started and returns the error.
 func Start(ctx context.Context, eng *Engine, b Build, kind Kind, opts ...Option) (t *Topology, err error) {
 	cfg := newStartConfig(opts)
 	if err := cfg.obtain(ctx, eng, b, kind); err != nil {
