@@ -77,7 +77,7 @@ func memoryChild(ctx context.Context, cfg config, log *slog.Logger, out io.Write
 		return err
 	}
 	defer eng.Close()
-	t, err := topology.Start(ctx, eng, bl, cfg.image, topology.Standalone, topology.Options{})
+	t, err := topology.Start(ctx, eng, bl, topology.Standalone, topology.WithImage(cfg.image))
 	if err != nil {
 		return err
 	}

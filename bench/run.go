@@ -153,14 +153,14 @@ const detection = time.Second
 
 // start brings up a topology of kind and logs its start-up time.
 func (b *bench) start(ctx context.Context, kind topology.Kind) (*topology.Topology, error) {
-	return b.startWith(ctx, kind, topology.Options{})
+	return b.startWith(ctx, kind)
 }
 
-// startWith is start with options of its own (the detection settings are
-// bench's).
-func (b *bench) startWith(ctx context.Context, kind topology.Kind, opts topology.Options) (*topology.Topology, error) {
-	opts.DownAfter, opts.NodeTimeout = detection, detection
-	t, err := topology.Start(ctx, b.eng, b.build, b.image, kind, opts)
+// startWith is start with options of its own (the image and the
+// detection settings are bench's).
+func (b *bench) startWith(ctx context.Context, kind topology.Kind, opts ...topology.Option) (*topology.Topology, error) {
+	opts = append([]topology.Option{topology.WithImage(b.image), topology.WithDownAfter(detection), topology.WithNodeTimeout(detection)}, opts...)
+	t, err := topology.Start(ctx, b.eng, b.build, kind, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -48,57 +48,82 @@ func (b *bench) throughputSection(ctx context.Context) error {
 	}
 	defer b.stop(ctx, t)
 	// the same node kind behind the network faults' proxy, no fault on
-	tp, err := b.startWith(ctx, topology.Standalone, topology.Options{ProxyClients: true})
+	tp, err := b.startWith(ctx, topology.Standalone, topology.WithClientProxy())
 	if err != nil {
 		return err
 	}
 	defer b.stop(ctx, tp)
-	node := t.Servers()[0]
-	var rates, refs, hostRefs, linked, proxied []float64
-	var errs []error
-	var allOps, lockOps int
+	var s throughputSamples
 	for i := range b.cfg.runs {
 		if ctx.Err() != nil {
 			break
 		}
-		h, err := b.recordedRun(ctx, int64(i+1), lockclient.ConfigFor(t))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("workload: %w", err))
-		} else {
-			n, rate := lockRate(h)
-			rates = append(rates, rate)
-			allOps, lockOps = allOps+len(h.Ops), lockOps+n
-			b.log.Info("workload throughput", "run", i+1, "lock_ops", n, "ops_per_s", int(rate))
-		}
-		if h, err := b.recordedRun(ctx, int64(i+1), lockclient.ConfigFor(tp)); err != nil {
-			errs = append(errs, fmt.Errorf("workload on fault links: %w", err))
-		} else {
-			_, rate := lockRate(h)
-			linked = append(linked, rate)
-			b.log.Info("workload throughput on fault links", "run", i+1, "ops_per_s", int(rate))
-		}
-		if h, err := b.recordedRun(ctx, int64(i+1), throughProxy(lockclient.ConfigFor(tp))); err != nil {
-			errs = append(errs, fmt.Errorf("workload through the proxy: %w", err))
-		} else {
-			_, rate := lockRate(h)
-			proxied = append(proxied, rate)
-			b.log.Info("workload throughput through the proxy", "run", i+1, "ops_per_s", int(rate))
-		}
-		rps, err := b.valkeyBenchmark(ctx, node)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			refs = append(refs, rps)
-			b.log.Info("valkey-benchmark", "run", i+1, "set_per_s", int(rps))
-		}
-		rps, err = b.valkeyBenchmarkHost(ctx, node)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			hostRefs = append(hostRefs, rps)
-			b.log.Info("valkey-benchmark through the host port", "run", i+1, "set_per_s", int(rps))
-		}
+		b.throughputRound(ctx, i+1, t, tp, &s)
 	}
+	b.addThroughputRows(t, &s)
+	return errors.Join(s.errs...)
+}
+
+// throughputSamples are the section's measurements, one value per run in
+// each list, and what failed; a failed measurement leaves a gap, not the
+// section.
+type throughputSamples struct {
+	// rates: the workload on t directly; linked: on tp's fault links;
+	// proxied: through tp's proxy addresses; refs and hostRefs:
+	// valkey-benchmark inside the node and through the host port.
+	rates, linked, proxied, refs, hostRefs []float64
+	allOps, lockOps                        int
+	errs                                   []error
+}
+
+// throughputRound is run number run of each measurement, in turn, so that
+// a machine's drift spreads over all of them.
+func (b *bench) throughputRound(ctx context.Context, run int, t, tp *topology.Topology, s *throughputSamples) {
+	node := t.Servers()[0]
+	h, err := b.recordedRun(ctx, int64(run), lockclient.ConfigFor(t))
+	if err != nil {
+		s.errs = append(s.errs, fmt.Errorf("workload: %w", err))
+	} else {
+		n, rate := lockRate(h)
+		s.rates = append(s.rates, rate)
+		s.allOps, s.lockOps = s.allOps+len(h.Ops), s.lockOps+n
+		b.log.Info("workload throughput", "run", run, "lock_ops", n, "ops_per_s", int(rate))
+	}
+	if h, err := b.recordedRun(ctx, int64(run), lockclient.ConfigFor(tp)); err != nil {
+		s.errs = append(s.errs, fmt.Errorf("workload on fault links: %w", err))
+	} else {
+		_, rate := lockRate(h)
+		s.linked = append(s.linked, rate)
+		b.log.Info("workload throughput on fault links", "run", run, "ops_per_s", int(rate))
+	}
+	if h, err := b.recordedRun(ctx, int64(run), throughProxy(lockclient.ConfigFor(tp))); err != nil {
+		s.errs = append(s.errs, fmt.Errorf("workload through the proxy: %w", err))
+	} else {
+		_, rate := lockRate(h)
+		s.proxied = append(s.proxied, rate)
+		b.log.Info("workload throughput through the proxy", "run", run, "ops_per_s", int(rate))
+	}
+	rps, err := b.valkeyBenchmark(ctx, node)
+	if err != nil {
+		s.errs = append(s.errs, err)
+	} else {
+		s.refs = append(s.refs, rps)
+		b.log.Info("valkey-benchmark", "run", run, "set_per_s", int(rps))
+	}
+	rps, err = b.valkeyBenchmarkHost(ctx, node)
+	if err != nil {
+		s.errs = append(s.errs, err)
+	} else {
+		s.hostRefs = append(s.hostRefs, rps)
+		b.log.Info("valkey-benchmark through the host port", "run", run, "set_per_s", int(rps))
+	}
+}
+
+// addThroughputRows adds the section's four rows: the workload against
+// valkey-benchmark in the node and on the clients' path, and the fault
+// links and the proxy against the direct path.
+func (b *bench) addThroughputRows(t *topology.Topology, s *throughputSamples) {
+	rates, refs, hostRefs, linked, proxied := s.rates, s.refs, s.hostRefs, s.linked, s.proxied
 	var notes []string
 	if len(rates) > 0 {
 		notes = append(notes, fmtValues(rates, "ops/s"))
@@ -106,11 +131,11 @@ func (b *bench) throughputSection(ctx context.Context) error {
 	if len(refs) > 0 {
 		notes = append(notes, "valkey-benchmark "+fmtValues(refs, "SET/s"))
 	}
-	for _, e := range errs {
+	for _, e := range s.errs {
 		notes = append(notes, e.Error())
 	}
 	notes = append(notes, fmt.Sprintf(opBoundNote, b.cfg.clients, b.cfg.clients),
-		fmt.Sprintf("%s per run; lock operations = acquire + extend + release (%d of %d recorded operations; the rest are the resource's writes, in the harness)", b.cfg.tpDuration, lockOps, allOps),
+		fmt.Sprintf("%s per run; lock operations = acquire + extend + release (%d of %d recorded operations; the rest are the resource's writes, in the harness)", b.cfg.tpDuration, s.lockOps, s.allOps),
 		fmt.Sprintf("the harness's clients dial "+t.ClientPath()+", valkey-benchmark -t set -c %d -n %d -q runs inside the node's container", b.cfg.clients, b.cfg.benchN))
 	b.add(Row{Name: "workload throughput (lock operations with history recording)", Unit: "ops/s", section: secThroughput,
 		Reference: fmt.Sprintf("valkey-benchmark SET, %d clients, same node (ceiling)", b.cfg.clients),
@@ -131,7 +156,6 @@ func (b *bench) throughputSection(ctx context.Context) error {
 		Reference: "the same workload, clients dialing the node directly (" + t.ClientPath() + ")",
 		Value:     num(median(proxied)), ReferenceValue: num(median(rates)), Runs: len(proxied),
 		Note: fmtValues(proxied, "ops/s") + "; the same native clients made to dial the proxy addresses an external adapter gets (addr_map), to price the hop external processes pay"}.withRatio())
-	return errors.Join(errs...)
 }
 
 // throughProxy makes cfg's in-process clients dial the proxy addresses an

@@ -42,9 +42,9 @@ const (
 // Features is what one build is expected to do.
 type Features map[Feature]bool
 
-// expected is the one table of expectations: a row per build, from
-// ../shared/docs/valkey-semantics.md and the article. Adding a build is
-// one row.
+// expected is the one table of expectations: a row per build, from each
+// version's source and release notes and from the article lockcheck
+// tests (README). Adding a build is one row.
 var expected = map[string]Features{
 	"valkey-8.0":    {WAITAOF: true, CompatVersion: true},
 	"valkey-8.1":    {IFEQ: true, WAITAOF: true, CompatVersion: true},

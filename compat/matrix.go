@@ -141,7 +141,7 @@ func observeOne(ctx context.Context, eng *topology.Engine, b topology.Build, ima
 
 // observeOn starts a topology, observes it and removes it.
 func observeOn(ctx context.Context, eng *topology.Engine, b topology.Build, image string, kind topology.Kind, opts topology.Options, observe func(*topology.Topology) ([]Cell, error)) ([]Cell, string, error) {
-	t, err := topology.Start(ctx, eng, b, image, kind, opts)
+	t, err := topology.Start(ctx, eng, b, kind, topology.WithImage(image), topology.WithOptions(opts))
 	if err != nil {
 		return nil, "", err
 	}
@@ -156,9 +156,9 @@ func observeOn(ctx context.Context, eng *topology.Engine, b topology.Build, imag
 
 func unavailableCells(b topology.Build, kind topology.Kind, reason string) []Cell {
 	var cells []Cell
-	for _, chk := range Checks() {
-		if chk.Applies(kind) {
-			cells = append(cells, Cell{Server: b.Name, Topology: string(kind), Check: chk.Name, Outcome: Unavailable, Observed: reason})
+	for _, cs := range Cases() {
+		if cs.Applies(kind) {
+			cells = append(cells, Cell{Server: b.Name, Topology: string(kind), Case: cs.Name, Outcome: Unavailable, Observed: reason})
 		}
 	}
 	return cells

@@ -12,16 +12,16 @@ import (
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// Checks lists every check in the order it runs.
-func Checks() []Check {
-	var all []Check
-	all = append(all, lockChecks()...)
-	all = append(all, optionChecks()...)
-	all = append(all, fenceChecks()...)
-	all = append(all, replicationChecks()...)
-	all = append(all, scriptChecks()...)
-	all = append(all, failoverChecks()...)
-	all = append(all, lastChecks()...)
+// Cases lists every case in the order it runs.
+func Cases() []Case {
+	var all []Case
+	all = append(all, lockCases()...)
+	all = append(all, optionCases()...)
+	all = append(all, fenceCases()...)
+	all = append(all, replicationCases()...)
+	all = append(all, scriptCases()...)
+	all = append(all, failoverCases()...)
+	all = append(all, lastCases()...)
 	return all
 }
 
@@ -31,8 +31,8 @@ func Options() topology.Options {
 	return topology.Options{ServerConfig: []string{"enable-module-command yes"}}
 }
 
-// Observe runs every check that applies to a running topology and judges
-// each reply. progress gets a line per check.
+// Observe runs every case that applies to a running topology and judges
+// each reply. progress gets a line per case.
 func Observe(ctx context.Context, t *topology.Topology, progress io.Writer) ([]Cell, error) {
 	opt := t.ClientOption()
 	opt.ConnWriteTimeout = 3 * time.Second
@@ -43,29 +43,29 @@ func Observe(ctx context.Context, t *topology.Topology, progress io.Writer) ([]C
 	defer c.Close()
 	e := &env{t: t, c: c, f: Expected(t.Build.Name), prefix: "cc-"}
 	var cells []Cell
-	for _, chk := range Checks() {
-		if !chk.Applies(t.Kind) {
+	for _, cs := range Cases() {
+		if !cs.Applies(t.Kind) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		v := chk.run(cctx, e)
+		v := cs.run(cctx, e)
 		cancel()
 		if ctx.Err() != nil {
 			return cells, ctx.Err()
 		}
-		cell := Cell{Server: t.Build.Name, Version: t.Version, Topology: string(t.Kind), Check: chk.Name, Outcome: v.outcome, Observed: oneLine(v.observed), Expected: v.expected}
+		cell := Cell{Server: t.Build.Name, Version: t.Version, Topology: string(t.Kind), Case: cs.Name, Outcome: v.outcome, Observed: oneLine(v.observed), Expected: v.expected}
 		cells = append(cells, cell)
 		if progress != nil {
-			fmt.Fprintf(progress, "  %-36s %-11s %s\n", chk.Name, cell.Outcome, cell.Observed)
+			fmt.Fprintf(progress, "  %-36s %-11s %s\n", cs.Name, cell.Outcome, cell.Observed)
 		}
 	}
 	return cells, nil
 }
 
-// failoverChecks: on Sentinel, a clean failover, then the core lock
+// failoverCases: on Sentinel, a clean failover, then the core lock
 // commands again on the new primary, and the script cache there.
-func failoverChecks() []Check {
-	return []Check{{Name: "sentinel/after-failover", Kinds: []topology.Kind{topology.Sentinel}, run: func(ctx context.Context, e *env) verdict {
+func failoverCases() []Case {
+	return []Case{{Name: "sentinel/after-failover", Kinds: []topology.Kind{topology.Sentinel}, run: func(ctx context.Context, e *env) verdict {
 		k := e.key("afterfo")
 		old, err := e.t.Primary(ctx, k)
 		if err != nil {

@@ -20,7 +20,7 @@ func Start(ctx context.Context, eng *topology.Engine, b topology.Build, src topo
 		return nil, err
 	}
 	fmt.Fprintf(log, "starting %s %s on %s\n", b.Name, kind, img.Ref)
-	return topology.Start(ctx, eng, b, img.Ref, kind, opts)
+	return topology.Start(ctx, eng, b, kind, topology.WithImage(img.Ref), topology.WithOptions(opts))
 }
 
 // Teardown removes t with a deadline of its own, so that it also runs after

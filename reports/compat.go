@@ -57,17 +57,17 @@ func grid(m *compat.Matrix) matrixGrid {
 	}
 	rows := map[string]*matrixRow{}
 	var order []string
-	for _, chk := range compat.Checks() {
+	for _, chk := range compat.Cases() {
 		order = append(order, chk.Name)
 	}
-	order = append(order, compat.MixedChecks()...)
+	order = append(order, compat.MixedCases()...)
 	for i := range m.Cells {
 		c := &m.Cells[i]
 		g.Totals[string(c.Outcome)]++
-		r, ok := rows[c.Check]
+		r, ok := rows[c.Case]
 		if !ok {
-			r = &matrixRow{Check: c.Check, Cells: make([]*compat.Cell, len(m.Columns))}
-			rows[c.Check] = r
+			r = &matrixRow{Check: c.Case, Cells: make([]*compat.Cell, len(m.Columns))}
+			rows[c.Case] = r
 		}
 		if j, ok := index[colKey(c.Server, c.Topology)]; ok {
 			r.Cells[j] = c

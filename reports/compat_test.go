@@ -23,11 +23,11 @@ func TestMatrixHTMLHasEveryCell(t *testing.T) {
 			{Server: "valkey-9.1", Version: "9.1.2", Topology: compat.MixedTopology("valkey-8.0"), Status: "observed"},
 		},
 		Cells: []compat.Cell{
-			{Server: "valkey-9.1", Topology: "standalone", Check: "release/delifeq-held", Outcome: compat.Pass, Observed: "1; EXISTS 0"},
-			{Server: "valkey-8.1", Topology: "standalone", Check: "release/delifeq-held", Outcome: compat.Unsupported, Observed: "ERR unknown command 'DELIFEQ'"},
-			{Server: "valkey-9.0", Topology: "standalone", Check: "release/delifeq-held", Outcome: compat.Unavailable, Observed: "no image"},
-			{Server: "valkey-9.1", Topology: "standalone", Check: "acquire/free", Outcome: compat.Fail, Observed: "<nil>", Expected: "OK"},
-			{Server: "valkey-9.1", Topology: compat.MixedTopology("valkey-8.0"), Check: "mixed/set-ifeq", Outcome: compat.Pass, Observed: "primary's value b, n1's value a"},
+			{Server: "valkey-9.1", Topology: "standalone", Case: "release/delifeq-held", Outcome: compat.Pass, Observed: "1; EXISTS 0"},
+			{Server: "valkey-8.1", Topology: "standalone", Case: "release/delifeq-held", Outcome: compat.Unsupported, Observed: "ERR unknown command 'DELIFEQ'"},
+			{Server: "valkey-9.0", Topology: "standalone", Case: "release/delifeq-held", Outcome: compat.Unavailable, Observed: "no image"},
+			{Server: "valkey-9.1", Topology: "standalone", Case: "acquire/free", Outcome: compat.Fail, Observed: "<nil>", Expected: "OK"},
+			{Server: "valkey-9.1", Topology: compat.MixedTopology("valkey-8.0"), Case: "mixed/set-ifeq", Outcome: compat.Pass, Observed: "primary's value b, n1's value a"},
 		},
 	}
 	dir := t.TempDir()
@@ -73,7 +73,7 @@ func TestMatrixHTMLHasEveryCell(t *testing.T) {
 			}
 		}
 		if got != string(c.Outcome) {
-			t.Errorf("cell %s %s: outcome %q in the page, want %q", c.Server, c.Check, got, c.Outcome)
+			t.Errorf("cell %s %s: outcome %q in the page, want %q", c.Server, c.Case, got, c.Outcome)
 		}
 	}
 	if len(found) != len(m.Cells) {

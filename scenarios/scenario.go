@@ -74,8 +74,8 @@ func Defaults() Scenario {
 
 // Resolve is where a Scenario enters a run: it applies the defaults once
 // and validates the result, which it returns also when it is invalid.
-// It is the only caller of WithDefaults outside tests. The methods that read a setting's default
-// (Validate, LockKeys, Schedule, Name, Summary, CoverageGoal,
+// It is the only caller of WithDefaults outside tests. The methods that
+// read a setting's default (Validate, LockKeys, Schedule, Name, Summary, CoverageGoal,
 // CoveredAfterFaults, Overtime) expect a resolved Scenario.
 func (s Scenario) Resolve() (Scenario, error) {
 	s = s.WithDefaults()

@@ -32,7 +32,7 @@ func (s Scenario) Validate() error {
 	if _, err := topology.ParseKind(string(s.Topology)); err != nil {
 		return err
 	}
-	if err := lockclient.Check(s.Client); err != nil {
+	if err := lockclient.ValidateKind(s.Client); err != nil {
 		return err
 	}
 	if err := s.validateRedlock(); err != nil {

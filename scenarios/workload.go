@@ -74,7 +74,7 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 		cfg.Log = w.Log
 	}
 	cfg = cfg.WithDefaults()
-	if err := lockclient.Check(w.Client); err != nil {
+	if err := lockclient.ValidateKind(w.Client); err != nil {
 		return nil, err
 	}
 	// A rolling upgrade runs whatever the first build lacks: which step
@@ -86,7 +86,7 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 		if err != nil {
 			return nil, err
 		}
-		if err := caps.Check(w.Client, cfg.Server, cfg.Version); err != nil {
+		if err := caps.Refusal(w.Client, cfg.Server, cfg.Version); err != nil {
 			return nil, err
 		}
 	}

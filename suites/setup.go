@@ -133,7 +133,7 @@ func (e *Env) Start(ctx context.Context, build string, kind topology.Kind, opts 
 	if a.Image == "" {
 		Skip("unavailable: " + a.Reason)
 	}
-	t, err := topology.Start(ctx, e.Engine, a.Build, a.Image, kind, opts)
+	t, err := topology.Start(ctx, e.Engine, a.Build, kind, topology.WithImage(a.Image), topology.WithOptions(opts))
 	Expect(err).NotTo(HaveOccurred())
 	e.current = t
 	DeferCleanup(func() {

@@ -27,7 +27,7 @@ func BenchmarkStartup(b *testing.B) {
 		b.Run(string(kind), func(b *testing.B) {
 			var total time.Duration
 			for b.Loop() {
-				t, err := topology.Start(ctx, eng, build, img, kind, topology.Options{})
+				t, err := topology.Start(ctx, eng, build, kind, topology.WithImage(img))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -29,7 +29,8 @@ type Topology struct {
 	RunID string
 	// Nodes are the servers, then the sentinels.
 	Nodes []*Node
-	// Startup is the time from Start's call to healthy.
+	// Startup is the time from the first container's start (every image
+	// present) to healthy.
 	Startup time.Duration
 
 	opts    Options
@@ -49,11 +50,19 @@ type Topology struct {
 	termErr  error
 }
 
-// Start brings up a topology of kind on image and waits until it is
-// healthy. On failure it removes whatever it started and returns the error.
-func Start(ctx context.Context, eng *Engine, b Build, image string, kind Kind, opts Options) (t *Topology, err error) {
+// Start brings up a topology of kind on build b and waits until it is
+// healthy. opts set everything else, so that one start serves every caller
+// and a new setting is one more option, not a new parameter. Unless
+// WithImage names one, it first obtains b's image (pulled, or built from
+// Debian's packages), and the node and reinstall builds' images. On
+// failure it removes whatever it started and returns the error.
+func Start(ctx context.Context, eng *Engine, b Build, kind Kind, opts ...Option) (t *Topology, err error) {
+	cfg := newStartConfig(opts)
+	if err := cfg.obtain(ctx, eng, b, kind); err != nil {
+		return nil, err
+	}
 	begin := time.Now()
-	t = &Topology{Kind: kind, Build: b, Image: image, RunID: newRunID(), opts: opts.withDefaults(), eng: eng, addrs: newAddrMap(), clients: newAddrMap()}
+	t = &Topology{Kind: kind, Build: b, Image: cfg.image, RunID: newRunID(), opts: cfg.opts.withDefaults(), eng: eng, addrs: newAddrMap(), clients: newAddrMap()}
 	if kind == Redlock {
 		// every node has its client link: a Redlock node cut off from the
 		// clients alone is the algorithm's first question

@@ -220,7 +220,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // checkClient refuses a client kind that is neither built in nor external.
 func checkClient(client string, stderr io.Writer) int {
 	if strings.HasPrefix(client, lockclient.ExternalPrefix) {
-		if err := lockclient.Check(client); err != nil {
+		if err := lockclient.ValidateKind(client); err != nil {
 			return fail(stderr, "%v", err)
 		}
 		return 0

@@ -118,8 +118,10 @@ func (e *UnsupportedError) Error() string {
 
 func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
 
-// Check returns an *UnsupportedError when caps lacks what kind needs.
-func (caps Capabilities) Check(kind, server, version string) error {
+// Refusal is why a build with caps cannot run kind: an *UnsupportedError
+// naming what it lacks, or nil when it has everything kind needs. A run is
+// refused with it before its workload starts, not failed halfway.
+func (caps Capabilities) Refusal(kind, server, version string) error {
 	missing := caps.Missing(kind)
 	if len(missing) == 0 {
 		return nil

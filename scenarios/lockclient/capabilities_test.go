@@ -32,7 +32,7 @@ func TestProbeBuilds(t *testing.T) {
 				}
 			}
 			for _, kind := range Kinds() {
-				if err := caps.Check(kind, build, topo.Version); err != nil {
+				if err := caps.Refusal(kind, build, topo.Version); err != nil {
 					t.Logf("refused: %v", err)
 				}
 			}
@@ -63,12 +63,12 @@ func TestFenceKey(t *testing.T) {
 
 func TestUnsupportedLine(t *testing.T) {
 	caps := Capabilities{CapIFEQ: true, CapLua: true}
-	err := caps.Check("native", "valkey-8.1", "8.1.1")
+	err := caps.Refusal("native", "valkey-8.1", "8.1.1")
 	want := "client native needs DELIFEQ (Valkey 9.0+); valkey-8.1 (8.1.1) does not have it"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %q", err, want)
 	}
-	if caps.Check("lua", "valkey-8.1", "8.1.1") != nil {
+	if caps.Refusal("lua", "valkey-8.1", "8.1.1") != nil {
 		t.Fatal("lua refused on a server with Lua")
 	}
 }

@@ -48,188 +48,243 @@ type adapterSession struct {
 const conformanceKey = "lock:{adapter-check}"
 
 // Run runs every step in order.
-func (c Conformance) Run(ctx context.Context) (err error) {
-	cfg := c.Config.WithDefaults()
+func (c Conformance) Run(ctx context.Context) error {
 	stderr, err := os.CreateTemp("", "lockcheck-adapter-check-*.stderr")
 	if err != nil {
 		return err
 	}
 	defer stderr.Close()
-	step := func(name string, f func() error) {
-		if err != nil {
-			return
-		}
-		if ferr := f(); ferr != nil {
-			err = &ConformanceError{Step: name, Err: fmt.Errorf("%w (adapter stderr: %s)", ferr, stderr.Name())}
-			return
-		}
-		if c.Step != nil {
-			c.Step(name)
-		}
-	}
 	argv := strings.Fields(c.Command)
 	if len(argv) == 0 {
 		return errors.New("no adapter command")
 	}
-	var a, b *adapterSession
-	defer func() {
-		for _, s := range []*adapterSession{a, b} {
-			if s != nil {
-				s.p.kill()
-			}
+	r := &conformanceRun{cfg: c.Config.WithDefaults(), argv: argv, stderr: stderr, srv: serverView{c.Server},
+		key: conformanceKey, ttl: 5 * time.Second}
+	defer r.kill()
+	for _, st := range r.steps() {
+		if err := st.run(ctx); err != nil {
+			return &ConformanceError{Step: st.name, Err: fmt.Errorf("%w (adapter stderr: %s)", err, stderr.Name())}
 		}
-	}()
-	start := func(id int) (*adapterSession, error) {
-		p, err := startAdapter(argv, stderr)
-		if err != nil {
-			return nil, err
+		if c.Step != nil {
+			c.Step(st.name)
 		}
-		s := &adapterSession{p: p, deadline: cfg.Timeout + cfg.AdapterGrace}
-		req := initRequest{Op: "init", V: 1, Topology: string(cfg.Topology), Addrs: cfg.Addrs, Client: id,
-			AddrMap: cfg.AddrMap, TimeoutMS: cfg.Timeout.Milliseconds()}
-		rep, err := p.roundTrip(ctx, req, initDeadline, nil, nil)
-		if err != nil {
-			p.kill()
-			return nil, err
-		}
-		if rep.Status != "ok" {
-			p.kill()
-			return nil, fmt.Errorf("init replied status %q (%s), want ok", rep.Status, rep.Error)
-		}
-		return s, nil
 	}
-	key, ttl := conformanceKey, 5*time.Second
-	srv := serverView{c.Server}
-	var first adapterReply
-	step("init two adapters", func() (err error) {
-		if err := srv.do(ctx, "DEL", key, fenceKey(key)); err != nil {
-			return err
+	return nil
+}
+
+// conformanceRun is one check's state as its steps pass: the two
+// adapters, and the first acquire's reply the later steps compare with.
+type conformanceRun struct {
+	cfg    Config
+	argv   []string
+	stderr *os.File
+	srv    serverView
+	key    string
+	ttl    time.Duration
+	a, b   *adapterSession
+	first  adapterReply
+}
+
+type conformanceStep struct {
+	name string
+	run  func(context.Context) error
+}
+
+// steps are the check's steps in the order they run: each builds on what
+// the ones before it left, so the first failure ends the check.
+func (r *conformanceRun) steps() []conformanceStep {
+	return []conformanceStep{
+		{"init two adapters", r.initTwo},
+		{"acquire a free key", r.acquireFree},
+		{"acquire a held key", r.acquireHeld},
+		{"extend by the holder", r.extendByHolder},
+		{"extend with another token", r.extendOtherToken},
+		{"release with another token", r.releaseOtherToken},
+		{"release by the holder", r.releaseByHolder},
+		{"release a released lock", r.releaseReleased},
+		{"extend a released lock", r.extendReleased},
+		{"fences grow", r.fencesGrow},
+		{"a broken connection", r.brokenConnection},
+		{"a call past its timeout", r.pastTimeout},
+		{"close", r.close},
+	}
+}
+
+// kill stops the adapters a failed step left running.
+func (r *conformanceRun) kill() {
+	for _, s := range []*adapterSession{r.a, r.b} {
+		if s != nil {
+			s.p.kill()
 		}
-		if a, err = start(1); err != nil {
-			return err
-		}
-		b, err = start(2)
+	}
+}
+
+// start starts one adapter as client id and initializes it.
+func (r *conformanceRun) start(ctx context.Context, id int) (*adapterSession, error) {
+	p, err := startAdapter(r.argv, r.stderr)
+	if err != nil {
+		return nil, err
+	}
+	s := &adapterSession{p: p, deadline: r.cfg.Timeout + r.cfg.AdapterGrace}
+	req := initRequest{Op: "init", V: 1, Topology: string(r.cfg.Topology), Addrs: r.cfg.Addrs, Client: id,
+		AddrMap: r.cfg.AddrMap, TimeoutMS: r.cfg.Timeout.Milliseconds()}
+	rep, err := p.roundTrip(ctx, req, initDeadline, nil, nil)
+	if err != nil {
+		p.kill()
+		return nil, err
+	}
+	if rep.Status != "ok" {
+		p.kill()
+		return nil, fmt.Errorf("init replied status %q (%s), want ok", rep.Status, rep.Error)
+	}
+	return s, nil
+}
+
+func (r *conformanceRun) initTwo(ctx context.Context) (err error) {
+	if err := r.srv.do(ctx, "DEL", r.key, fenceKey(r.key)); err != nil {
 		return err
-	})
-	step("acquire a free key", func() (err error) {
-		if first, err = a.call(ctx, "acquire", key, "", ttl, "ok"); err != nil {
-			return err
-		}
-		if first.Token == "" {
-			return errors.New(`replied ok without a "token"`)
-		}
-		return srv.holds(ctx, key, first.Token, ttl)
-	})
-	step("acquire a held key", func() error {
-		if _, err := b.call(ctx, "acquire", key, "", ttl, "fail"); err != nil {
-			return err
-		}
-		return srv.holds(ctx, key, first.Token, ttl)
-	})
-	step("extend by the holder", func() error {
-		if _, err := a.call(ctx, "extend", key, first.Token, 3*ttl, "ok"); err != nil {
-			return err
-		}
-		pttl, err := srv.pttl(ctx, key)
-		if err == nil && pttl <= ttl.Milliseconds() {
-			err = fmt.Errorf("replied ok, but the key's PTTL is %d ms, not the %d ms asked for", pttl, (3 * ttl).Milliseconds())
-		}
+	}
+	if r.a, err = r.start(ctx, 1); err != nil {
 		return err
-	})
-	step("extend with another token", func() error {
-		if _, err := b.call(ctx, "extend", key, "not-"+first.Token, 10*ttl, "fail"); err != nil {
-			return err
-		}
-		pttl, err := srv.pttl(ctx, key)
-		if err == nil && pttl > (3*ttl).Milliseconds() {
-			err = fmt.Errorf("replied fail, but the key's PTTL grew to %d ms", pttl)
-		}
-		if err == nil {
-			err = srv.holds(ctx, key, first.Token, 3*ttl)
-		}
-		return err
-	})
-	step("release with another token", func() error {
-		if _, err := b.call(ctx, "release", key, "not-"+first.Token, 0, "fail"); err != nil {
-			return err
-		}
-		return srv.holds(ctx, key, first.Token, 3*ttl)
-	})
-	step("release by the holder", func() error {
-		if _, err := a.call(ctx, "release", key, first.Token, 0, "ok"); err != nil {
-			return err
-		}
-		return srv.absent(ctx, key, "released")
-	})
-	step("release a released lock", func() error {
-		_, err := a.call(ctx, "release", key, first.Token, 0, "fail")
-		return err
-	})
-	step("extend a released lock", func() error {
-		if _, err := a.call(ctx, "extend", key, first.Token, ttl, "fail"); err != nil {
-			return err
-		}
-		return srv.absent(ctx, key, "extended after its release")
-	})
-	step("fences grow", func() error {
-		rep, err := b.call(ctx, "acquire", key, "", ttl, "ok")
-		if err != nil {
-			return err
-		}
-		if (first.Fence == nil) != (rep.Fence == nil) {
-			return errors.New(`one acquire replied with a "fence" and another without: an adapter draws fences always or never`)
-		}
-		if first.Fence != nil && *rep.Fence <= *first.Fence {
-			return fmt.Errorf("fence %d after fence %d: fences must grow", *rep.Fence, *first.Fence)
-		}
-		_, err = b.call(ctx, "release", key, rep.Token, 0, "ok")
-		return err
-	})
-	step("a broken connection", func() error {
-		if err := srv.do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
-			return err
-		}
-		rep, err := a.call(ctx, "acquire", key, "", ttl, "ok", "unknown")
-		if err != nil {
-			return err
-		}
-		if rep.Status == "ok" {
-			if err := srv.holds(ctx, key, rep.Token, ttl); err != nil {
-				return err
-			}
-			_, err = a.call(ctx, "release", key, rep.Token, 0, "ok")
-		}
-		return srv.do(ctx, "DEL", key)
-	})
-	step("a call past its timeout", func() error {
-		pause := 2*cfg.Timeout + cfg.AdapterGrace + time.Second
-		if err := srv.do(ctx, "CLIENT", "PAUSE", strconv.FormatInt(pause.Milliseconds(), 10), "WRITE"); err != nil {
-			return err
-		}
-		defer srv.do(context.WithoutCancel(ctx), "CLIENT", "UNPAUSE")
-		rep, err := a.call(ctx, "acquire", key, "", ttl, "unknown")
-		if err != nil && rep.Status == "fail" {
-			return fmt.Errorf("%w: a command still waiting for its reply may yet run; a timeout must be unknown", err)
-		}
-		return err
-	})
-	step("close", func() error {
-		srv.do(ctx, "CLIENT", "UNPAUSE")
-		for _, s := range []*adapterSession{a, b} {
-			if _, err := s.p.roundTrip(ctx, opRequest{Op: "close"}, time.Second, nil, nil); err != nil {
-				return err
-			}
-			s.p.in.Close()
-			select {
-			case <-s.p.exited:
-			case <-time.After(2 * time.Second):
-				return errors.New("the adapter did not exit within 2 s of close")
-			}
-		}
-		a, b = nil, nil
-		return nil
-	})
+	}
+	r.b, err = r.start(ctx, 2)
 	return err
+}
+
+func (r *conformanceRun) acquireFree(ctx context.Context) (err error) {
+	if r.first, err = r.a.call(ctx, "acquire", r.key, "", r.ttl, "ok"); err != nil {
+		return err
+	}
+	if r.first.Token == "" {
+		return errors.New(`replied ok without a "token"`)
+	}
+	return r.srv.holds(ctx, r.key, r.first.Token, r.ttl)
+}
+
+func (r *conformanceRun) acquireHeld(ctx context.Context) error {
+	if _, err := r.b.call(ctx, "acquire", r.key, "", r.ttl, "fail"); err != nil {
+		return err
+	}
+	return r.srv.holds(ctx, r.key, r.first.Token, r.ttl)
+}
+
+func (r *conformanceRun) extendByHolder(ctx context.Context) error {
+	if _, err := r.a.call(ctx, "extend", r.key, r.first.Token, 3*r.ttl, "ok"); err != nil {
+		return err
+	}
+	pttl, err := r.srv.pttl(ctx, r.key)
+	if err == nil && pttl <= r.ttl.Milliseconds() {
+		err = fmt.Errorf("replied ok, but the key's PTTL is %d ms, not the %d ms asked for", pttl, (3 * r.ttl).Milliseconds())
+	}
+	return err
+}
+
+func (r *conformanceRun) extendOtherToken(ctx context.Context) error {
+	if _, err := r.b.call(ctx, "extend", r.key, "not-"+r.first.Token, 10*r.ttl, "fail"); err != nil {
+		return err
+	}
+	pttl, err := r.srv.pttl(ctx, r.key)
+	if err == nil && pttl > (3*r.ttl).Milliseconds() {
+		err = fmt.Errorf("replied fail, but the key's PTTL grew to %d ms", pttl)
+	}
+	if err == nil {
+		err = r.srv.holds(ctx, r.key, r.first.Token, 3*r.ttl)
+	}
+	return err
+}
+
+func (r *conformanceRun) releaseOtherToken(ctx context.Context) error {
+	if _, err := r.b.call(ctx, "release", r.key, "not-"+r.first.Token, 0, "fail"); err != nil {
+		return err
+	}
+	return r.srv.holds(ctx, r.key, r.first.Token, 3*r.ttl)
+}
+
+func (r *conformanceRun) releaseByHolder(ctx context.Context) error {
+	if _, err := r.a.call(ctx, "release", r.key, r.first.Token, 0, "ok"); err != nil {
+		return err
+	}
+	return r.srv.absent(ctx, r.key, "released")
+}
+
+func (r *conformanceRun) releaseReleased(ctx context.Context) error {
+	_, err := r.a.call(ctx, "release", r.key, r.first.Token, 0, "fail")
+	return err
+}
+
+func (r *conformanceRun) extendReleased(ctx context.Context) error {
+	if _, err := r.a.call(ctx, "extend", r.key, r.first.Token, r.ttl, "fail"); err != nil {
+		return err
+	}
+	return r.srv.absent(ctx, r.key, "extended after its release")
+}
+
+func (r *conformanceRun) fencesGrow(ctx context.Context) error {
+	rep, err := r.b.call(ctx, "acquire", r.key, "", r.ttl, "ok")
+	if err != nil {
+		return err
+	}
+	first := r.first
+	if (first.Fence == nil) != (rep.Fence == nil) {
+		return errors.New(`one acquire replied with a "fence" and another without: an adapter draws fences always or never`)
+	}
+	if first.Fence != nil && *rep.Fence <= *first.Fence {
+		return fmt.Errorf("fence %d after fence %d: fences must grow", *rep.Fence, *first.Fence)
+	}
+	_, err = r.b.call(ctx, "release", r.key, rep.Token, 0, "ok")
+	return err
+}
+
+// brokenConnection: after the server drops the adapter's connection, an
+// acquire may reply ok (reconnected) or unknown, never fail.
+func (r *conformanceRun) brokenConnection(ctx context.Context) error {
+	if err := r.srv.do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
+		return err
+	}
+	rep, err := r.a.call(ctx, "acquire", r.key, "", r.ttl, "ok", "unknown")
+	if err != nil {
+		return err
+	}
+	if rep.Status == "ok" {
+		if err := r.srv.holds(ctx, r.key, rep.Token, r.ttl); err != nil {
+			return err
+		}
+		_, err = r.a.call(ctx, "release", r.key, rep.Token, 0, "ok")
+	}
+	return r.srv.do(ctx, "DEL", r.key)
+}
+
+// pastTimeout: with the server's writes paused past the adapter's
+// timeout, an acquire must reply unknown, since the command may yet run.
+func (r *conformanceRun) pastTimeout(ctx context.Context) error {
+	pause := 2*r.cfg.Timeout + r.cfg.AdapterGrace + time.Second
+	if err := r.srv.do(ctx, "CLIENT", "PAUSE", strconv.FormatInt(pause.Milliseconds(), 10), "WRITE"); err != nil {
+		return err
+	}
+	defer r.srv.do(context.WithoutCancel(ctx), "CLIENT", "UNPAUSE")
+	rep, err := r.a.call(ctx, "acquire", r.key, "", r.ttl, "unknown")
+	if err != nil && rep.Status == "fail" {
+		return fmt.Errorf("%w: a command still waiting for its reply may yet run; a timeout must be unknown", err)
+	}
+	return err
+}
+
+// close asks both adapters to close, and each must exit soon after.
+func (r *conformanceRun) close(ctx context.Context) error {
+	r.srv.do(ctx, "CLIENT", "UNPAUSE")
+	for _, s := range []*adapterSession{r.a, r.b} {
+		if _, err := s.p.roundTrip(ctx, opRequest{Op: "close"}, time.Second, nil, nil); err != nil {
+			return err
+		}
+		s.p.in.Close()
+		select {
+		case <-s.p.exited:
+		case <-time.After(2 * time.Second):
+			return errors.New("the adapter did not exit within 2 s of close")
+		}
+	}
+	r.a, r.b = nil, nil
+	return nil
 }
 
 // call sends one lock request and judges the reply's form and status:

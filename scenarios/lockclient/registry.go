@@ -115,7 +115,7 @@ func Kinds() []string {
 }
 
 // NewClient builds one logical client of kind. It does not probe the
-// server: Probe and Capabilities.Check do that once per run.
+// server: Probe and Capabilities.Refusal do that once per run.
 func NewClient(kind string, cfg Config) (Client, error) {
 	cfg = cfg.WithDefaults()
 	if cmd, ok := strings.CutPrefix(kind, ExternalPrefix); ok {
@@ -152,9 +152,10 @@ func Known(kind string) bool {
 	return ok
 }
 
-// Check refuses, in one line that lists the kinds, a kind that is neither
-// built in nor external.
-func Check(kind string) error {
+// ValidateKind refuses, in one line that lists the kinds, a kind that is
+// neither built in nor registered nor an external adapter with a command:
+// a flag or a scenario naming one fails before anything starts.
+func ValidateKind(kind string) error {
 	if cmd, ok := strings.CutPrefix(kind, ExternalPrefix); ok {
 		if strings.TrimSpace(cmd) == "" {
 			return fmt.Errorf("client %q names no adapter command: give external:CMD, e.g. external:./my-adapter", kind)

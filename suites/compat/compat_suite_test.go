@@ -33,11 +33,11 @@ var _ = Describe("lock commands", func() {
 					observed, err := compat.Observe(ctx, t, GinkgoWriter)
 					Expect(err).NotTo(HaveOccurred())
 					for _, c := range observed {
-						cells[c.Check] = c
+						cells[c.Case] = c
 					}
 				}, NodeTimeout(5*time.Minute))
 
-				for _, chk := range compat.Checks() {
+				for _, chk := range compat.Cases() {
 					if !chk.Applies(kind) {
 						continue
 					}
@@ -70,11 +70,11 @@ var _ = Describe("mixed replication", func() {
 				observed, err := compat.ObserveMixed(ctx, t, pair.Replica, GinkgoWriter)
 				Expect(err).NotTo(HaveOccurred())
 				for _, c := range observed {
-					cells[c.Check] = c
+					cells[c.Case] = c
 				}
 			}, NodeTimeout(5*time.Minute))
 
-			for _, name := range compat.MixedChecks() {
+			for _, name := range compat.MixedCases() {
 				It(name, Label(suites.CheckLabel(name)), func() {
 					c, ok := cells[name]
 					Expect(ok).To(BeTrue(), "the check was not observed")

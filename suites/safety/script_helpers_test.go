@@ -69,7 +69,7 @@ func sharedStandalone(ctx context.Context, opts topology.Options) *topology.Topo
 		delete(shared, id)
 		Expect(t.Terminate(ctx)).To(Succeed())
 	}
-	t, err := topology.Start(ctx, env.Engine, a.Build, a.Image, topology.Standalone, opts)
+	t, err := topology.Start(ctx, env.Engine, a.Build, topology.Standalone, topology.WithImage(a.Image), topology.WithOptions(opts))
 	Expect(err).NotTo(HaveOccurred())
 	shared[id] = t
 	return t

@@ -73,7 +73,7 @@ func start(e *topology.Engine, build string, kind topology.Kind) (*topology.Topo
 	if err != nil {
 		return nil, fmt.Errorf("image for %s: %w", build, err)
 	}
-	topo, err := topology.Start(ctx, e, b, img.Ref, kind, topology.Options{})
+	topo, err := topology.Start(ctx, e, b, kind, topology.WithImage(img.Ref))
 	if err != nil {
 		return topo, fmt.Errorf("start %s %s: %w", build, kind, err)
 	}

@@ -25,33 +25,36 @@ const (
 	Unavailable Outcome = "unavailable"
 )
 
-// Cell is one observation: a check on a build in a topology.
+// Cell is one observation: a case on a build in a topology. Case is the
+// case's name; the JSON keeps the matrix's name for it, "check".
 type Cell struct {
 	Server   string  `json:"server"`
 	Version  string  `json:"version"`
 	Topology string  `json:"topology"`
-	Check    string  `json:"check"`
+	Case     string  `json:"check"`
 	Outcome  Outcome `json:"outcome"`
 	Observed string  `json:"observed"`
 	Expected string  `json:"expected,omitempty"`
 }
 
-// Check is one named observation. Kinds limits it to some topologies.
-type Check struct {
+// Case is one compatibility check: a named observation of some commands on
+// a running server, judged against the build's expected features. Kinds
+// limits it to some topologies. (A verdict over a history is checker's.)
+type Case struct {
 	Name  string
 	Kinds []topology.Kind
 	run   func(ctx context.Context, e *env) verdict
 }
 
-// Applies reports whether the check runs on a topology kind.
-func (c Check) Applies(k topology.Kind) bool { return len(c.Kinds) == 0 || slices.Contains(c.Kinds, k) }
+// Applies reports whether the case runs on a topology kind.
+func (c Case) Applies(k topology.Kind) bool { return len(c.Kinds) == 0 || slices.Contains(c.Kinds, k) }
 
 type verdict struct {
 	outcome            Outcome
 	observed, expected string
 }
 
-// env is what a check runs against: the topology, a client that follows
+// env is what a case runs against: the topology, a client that follows
 // it, and the build's expected features.
 type env struct {
 	t      *topology.Topology
@@ -60,7 +63,7 @@ type env struct {
 	prefix string
 }
 
-// key names a check's own lock key; the hash tag keeps it and its fence
+// key names a case's own lock key; the hash tag keeps it and its fence
 // counter in one cluster slot.
 func (e *env) key(name string) string { return fmt.Sprintf("lock:{%s%s}", e.prefix, name) }
 

@@ -13,8 +13,8 @@ import (
 
 var clusterOnly = []topology.Kind{topology.Cluster}
 
-func fenceChecks() []Check {
-	return []Check{
+func fenceCases() []Case {
+	return []Case{
 		{Name: "fence/acquired", run: func(ctx context.Context, e *env) verdict {
 			obs := e.fenceTx(ctx, "fence", "t1")
 			return always(obs, "[OK, n]", func(s string) bool { return strings.HasPrefix(s, "[OK, ") })

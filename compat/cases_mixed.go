@@ -33,9 +33,9 @@ func MixedOptions(replicaImage string) topology.Options {
 	return o
 }
 
-// mixedCheck is one command on the newer primary and what the older
+// mixedCase is one command on the newer primary and what the older
 // replica made of it.
-type mixedCheck struct {
+type mixedCase struct {
 	name string
 	// setup and cmd run on the primary; cmd's reply is observed.
 	setup, cmd []string
@@ -48,23 +48,23 @@ type mixedCheck struct {
 	want string
 }
 
-var mixedChecks = []mixedCheck{
+var mixedCases = []mixedCase{
 	{name: "mixed/set-ifeq", setup: []string{"SET", "k", "a"}, cmd: []string{"SET", "k", "b", "IFEQ", "a"}, needs: IFEQ, want: "b"},
 	{name: "mixed/set-ifeq-px", setup: []string{"SET", "k", "a"}, cmd: []string{"SET", "k", "b", "IFEQ", "a", "PX", "30000"}, needs: IFEQ, fedAs: "SET ... PXAT", want: "b"},
 	{name: "mixed/set-ifeq-keepttl", setup: []string{"SET", "k", "a", "PX", "30000"}, cmd: []string{"SET", "k", "b", "IFEQ", "a", "KEEPTTL"}, needs: IFEQ, want: "b"},
 	{name: "mixed/delifeq", setup: []string{"SET", "k", "a"}, cmd: []string{"DELIFEQ", "k", "a"}, needs: DELIFEQ, fedAs: "DEL", want: ""},
 }
 
-// MixedChecks names the mixed checks, in the order they run.
-func MixedChecks() []string {
+// MixedCases names the mixed cases, in the order they run.
+func MixedCases() []string {
 	var out []string
-	for _, c := range mixedChecks {
+	for _, c := range mixedCases {
 		out = append(out, c.name)
 	}
 	return out
 }
 
-// ObserveMixed runs the mixed checks on a replicated topology whose n1
+// ObserveMixed runs the mixed cases on a replicated topology whose n1
 // runs replicaBuild: each command on the primary, its reply, the value
 // the older replica then holds beside the primary's, and the replica's
 // link. It judges each against the expectation table: a command fed
@@ -81,14 +81,14 @@ func ObserveMixed(ctx context.Context, t *topology.Topology, replicaBuild string
 	}
 	pf, rf := Expected(t.Build.Name), Expected(replicaBuild)
 	var cells []Cell
-	for _, mc := range mixedChecks {
+	for _, mc := range mixedCases {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		v := mc.run(cctx, primary, replica, rv, pf, rf)
 		cancel()
 		if ctx.Err() != nil {
 			return cells, ctx.Err()
 		}
-		cell := Cell{Server: t.Build.Name, Version: t.Version, Topology: MixedTopology(replicaBuild), Check: mc.name,
+		cell := Cell{Server: t.Build.Name, Version: t.Version, Topology: MixedTopology(replicaBuild), Case: mc.name,
 			Outcome: v.outcome, Observed: oneLine(v.observed), Expected: v.expected}
 		cells = append(cells, cell)
 		if progress != nil {
@@ -98,7 +98,7 @@ func ObserveMixed(ctx context.Context, t *topology.Topology, replicaBuild string
 	return cells, nil
 }
 
-func (mc mixedCheck) run(ctx context.Context, primary, replica *topology.Node, replicaVersion string, pf, rf Features) verdict {
+func (mc mixedCase) run(ctx context.Context, primary, replica *topology.Node, replicaVersion string, pf, rf Features) verdict {
 	k := "lock:{mixed-" + mc.name[len("mixed/"):] + "}"
 	args := func(a []string) []string {
 		out := append([]string(nil), a...)
@@ -134,7 +134,7 @@ func (mc mixedCheck) run(ctx context.Context, primary, replica *topology.Node, r
 }
 
 // expect says in words what the pair should show.
-func (mc mixedCheck) expect(pf, rf Features) string {
+func (mc mixedCase) expect(pf, rf Features) string {
 	switch {
 	case !pf[mc.needs]:
 		return "the primary refuses it; both keep the value"

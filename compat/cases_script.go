@@ -16,8 +16,8 @@ const (
 	compareAndPexpire = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`
 )
 
-func scriptChecks() []Check {
-	return []Check{
+func scriptCases() []Case {
+	return []Case{
 		{Name: "lua/compare-and-delete", run: func(ctx context.Context, e *env) verdict {
 			k := e.key("luadel")
 			e.do(ctx, "SET", k, "t", "PX", "30000")
@@ -69,9 +69,9 @@ func scriptChecks() []Check {
 	}
 }
 
-// lastChecks change the server for good and run after everything else.
-func lastChecks() []Check {
-	return []Check{
+// lastCases change the server for good and run after everything else.
+func lastCases() []Case {
+	return []Case{
 		{Name: "lua/without-engine", Kinds: []topology.Kind{topology.Standalone}, run: func(ctx context.Context, e *env) verdict {
 			n := e.t.Servers()[0]
 			unload := nodeDo(ctx, n, "MODULE", "UNLOAD", "lua")

@@ -7,15 +7,15 @@ import (
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// optionChecks observe what the lock commands accept beyond the lock's own
+// optionCases observe what the lock commands accept beyond the lock's own
 // calls: SET IFEQ with each option it may take, wrong arities of DELIFEQ
 // and DELEX, and what Redis 8.4+ has that Valkey lacks or does otherwise
 // (SET IFNE, IFDEQ with DIGEST, DELEX without a condition, IFEQ given
 // twice). A library written against one server that sends these to the
 // other finds out here, not in production.
-func optionChecks() []Check {
-	ifeqWith := func(name string, opts []string, want string, ok func(string) bool, post func(context.Context, *env, string) string) Check {
-		return Check{Name: "extend/ifeq-" + name, run: func(ctx context.Context, e *env) verdict {
+func optionCases() []Case {
+	ifeqWith := func(name string, opts []string, want string, ok func(string) bool, post func(context.Context, *env, string) string) Case {
+		return Case{Name: "extend/ifeq-" + name, run: func(ctx context.Context, e *env) verdict {
 			k := e.key("opt" + name)
 			e.do(ctx, "SET", k, "t", "PX", "100000")
 			got := e.do(ctx, append([]string{"SET", k, "t", "IFEQ", "t"}, opts...)...)
@@ -26,7 +26,7 @@ func optionChecks() []Check {
 		}}
 	}
 	pttl := func(ctx context.Context, e *env, k string) string { return "; PTTL " + e.do(ctx, "PTTL", k) }
-	return []Check{
+	return []Case{
 		ifeqWith("get", []string{"GET"}, "t (the old value, set again)", equals("t"), nil),
 		ifeqWith("ex", []string{"EX", "30"}, "OK; PTTL <= 30000", pttlBetween(1, 30000), pttl),
 		ifeqWith("pxat", []string{"PXAT", "99999999999999"}, "OK", equals("OK"), nil),

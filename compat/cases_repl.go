@@ -13,74 +13,13 @@ import (
 
 var withReplicas = []topology.Kind{topology.Replicated, topology.Sentinel, topology.Cluster}
 
-// replicationChecks observe what a replica receives and what WAIT and
+// replicationCases observe what a replica receives and what WAIT and
 // WAITAOF answer.
-func replicationChecks() []Check {
-	return []Check{
-		{Name: "repl/set-px-as-pxat", Kinds: withReplicas, run: func(ctx context.Context, e *env) verdict {
-			k := e.key("pxat")
-			primary, replica, err := e.pair(ctx, k)
-			if err != nil {
-				return verdict{Fail, err.Error(), ""}
-			}
-			m, err := startMonitor(ctx, replica)
-			if err != nil {
-				return verdict{Fail, err.Error(), ""}
-			}
-			defer m.close()
-			e.do(ctx, "SET", k, "t", "NX", "PX", "30000")
-			fed := m.await(k, awaitFed)
-			if e.t.Kind == topology.Cluster {
-				// A cluster replica redirects reads unless told otherwise.
-				replica.Do(ctx, "READONLY")
-			}
-			pt := nodeDo(ctx, primary, "PEXPIRETIME", k)
-			rt := nodeDo(ctx, replica, "PEXPIRETIME", k)
-			obs := fmt.Sprintf("replica received: %s; PEXPIRETIME primary %s, replica %s", orNone(fed), pt, rt)
-			return always(obs, "SET ... PXAT <absolute ms>, equal PEXPIRETIME on both", func(string) bool {
-				return strings.Contains(fed, "PXAT") && pt == rt && pt != "-1" && pt != "-2"
-			})
-		}},
-		{Name: "repl/delifeq-as-del", Kinds: withReplicas, run: func(ctx context.Context, e *env) verdict {
-			k := e.key("deldel")
-			_, replica, err := e.pair(ctx, k)
-			if err != nil {
-				return verdict{Fail, err.Error(), ""}
-			}
-			e.do(ctx, "SET", k, "t", "PX", "30000")
-			m, err := startMonitor(ctx, replica)
-			if err != nil {
-				return verdict{Fail, err.Error(), ""}
-			}
-			defer m.close()
-			got := e.do(ctx, "DELIFEQ", k, "t")
-			if got != "1" {
-				return expect(e.f[DELIFEQ], got, "1, fed to the replica as DEL", equals(""))
-			}
-			fed := m.await(k, awaitFed, "SET")
-			return expect(e.f[DELIFEQ], "1; replica received: "+orNone(fed), "1; replica received: DEL "+k, equals("1; replica received: DEL "+k))
-		}},
-		{Name: "repl/delifeq-as-del-in-aof", Kinds: []topology.Kind{topology.Standalone}, run: func(ctx context.Context, e *env) verdict {
-			n := e.t.Servers()[0]
-			if err := enableAOF(ctx, n); err != nil {
-				return verdict{Fail, err.Error(), "AOF on"}
-			}
-			defer n.Do(context.WithoutCancel(ctx), "CONFIG", "SET", "appendonly", "no")
-			k := e.key("aofdel")
-			e.do(ctx, "SET", k, "t", "PX", "30000")
-			got := e.do(ctx, "DELIFEQ", k, "t")
-			if got != "1" {
-				return expect(e.f[DELIFEQ], got, "1, written to the AOF as DEL", equals(""))
-			}
-			// The AOF holds RESP; the last command naming the key is what a
-			// restart replays.
-			aof, err := n.Exec(ctx, "sh", "-c", "cat /data/appendonlydir/*.incr.aof /data/appendonly.aof 2>/dev/null")
-			if err != nil && aof == "" {
-				return verdict{Fail, "read the AOF: " + err.Error(), "DEL " + k}
-			}
-			last := lastCommandOn(aof, k)
-			return expect(e.f[DELIFEQ], "1; AOF: "+orNone(last), "1; AOF: DEL "+k, equals("1; AOF: DEL "+k))
-		}},
+func replicationCases() []Case {
+	return []Case{
+		{Name: "repl/set-px-as-pxat", Kinds: withReplicas, run: pxFedAsPxat},
+		{Name: "repl/delifeq-as-del", Kinds: withReplicas, run: delifeqFedAsDel},
+		{Name: "repl/delifeq-as-del-in-aof", Kinds: []topology.Kind{topology.Standalone}, run: delifeqInAOF},
 		{Name: "wait/wait", run: func(ctx context.Context, e *env) verdict {
 			k := e.key("wait")
 			if e.t.Kind == topology.Standalone {
@@ -91,7 +30,7 @@ func replicationChecks() []Check {
 			}
 			// WAIT returns as soon as the replica acknowledges; the timeout
 			// only bounds a replica that never does, so it is generous (well
-			// inside the check's 30 s) for a loaded machine.
+			// inside the case's 30 s) for a loaded machine.
 			obs := e.pipeline(ctx, k, []string{"SET", k, "t", "PX", "30000"}, []string{"WAIT", "1", blockTimeout})[1]
 			return always(obs, ">= 1", func(s string) bool { return s != "0" && !strings.Contains(s, "ERR") })
 		}},
@@ -119,6 +58,79 @@ func replicationChecks() []Check {
 			return expect(e.f[WAITAOF], obs, "[1, 0]", equals("[1, 0]"))
 		}},
 	}
+}
+
+// pxFedAsPxat: a replica receives SET ... PX as SET ... PXAT, so both
+// nodes expire the lock at the same instant.
+func pxFedAsPxat(ctx context.Context, e *env) verdict {
+	k := e.key("pxat")
+	primary, replica, err := e.pair(ctx, k)
+	if err != nil {
+		return verdict{Fail, err.Error(), ""}
+	}
+	m, err := startMonitor(ctx, replica)
+	if err != nil {
+		return verdict{Fail, err.Error(), ""}
+	}
+	defer m.close()
+	e.do(ctx, "SET", k, "t", "NX", "PX", "30000")
+	fed := m.await(k, awaitFed)
+	if e.t.Kind == topology.Cluster {
+		// A cluster replica redirects reads unless told otherwise.
+		replica.Do(ctx, "READONLY")
+	}
+	pt := nodeDo(ctx, primary, "PEXPIRETIME", k)
+	rt := nodeDo(ctx, replica, "PEXPIRETIME", k)
+	obs := fmt.Sprintf("replica received: %s; PEXPIRETIME primary %s, replica %s", orNone(fed), pt, rt)
+	return always(obs, "SET ... PXAT <absolute ms>, equal PEXPIRETIME on both", func(string) bool {
+		return strings.Contains(fed, "PXAT") && pt == rt && pt != "-1" && pt != "-2"
+	})
+}
+
+// delifeqFedAsDel: a replica receives a DELIFEQ that deleted as a DEL,
+// which an older replica also understands.
+func delifeqFedAsDel(ctx context.Context, e *env) verdict {
+	k := e.key("deldel")
+	_, replica, err := e.pair(ctx, k)
+	if err != nil {
+		return verdict{Fail, err.Error(), ""}
+	}
+	e.do(ctx, "SET", k, "t", "PX", "30000")
+	m, err := startMonitor(ctx, replica)
+	if err != nil {
+		return verdict{Fail, err.Error(), ""}
+	}
+	defer m.close()
+	got := e.do(ctx, "DELIFEQ", k, "t")
+	if got != "1" {
+		return expect(e.f[DELIFEQ], got, "1, fed to the replica as DEL", equals(""))
+	}
+	fed := m.await(k, awaitFed, "SET")
+	return expect(e.f[DELIFEQ], "1; replica received: "+orNone(fed), "1; replica received: DEL "+k, equals("1; replica received: DEL "+k))
+}
+
+// delifeqInAOF: the AOF holds a DELIFEQ that deleted as a DEL, so a
+// restart replays the delete.
+func delifeqInAOF(ctx context.Context, e *env) verdict {
+	n := e.t.Servers()[0]
+	if err := enableAOF(ctx, n); err != nil {
+		return verdict{Fail, err.Error(), "AOF on"}
+	}
+	defer n.Do(context.WithoutCancel(ctx), "CONFIG", "SET", "appendonly", "no")
+	k := e.key("aofdel")
+	e.do(ctx, "SET", k, "t", "PX", "30000")
+	got := e.do(ctx, "DELIFEQ", k, "t")
+	if got != "1" {
+		return expect(e.f[DELIFEQ], got, "1, written to the AOF as DEL", equals(""))
+	}
+	// The AOF holds RESP; the last command naming the key is what a
+	// restart replays.
+	aof, err := n.Exec(ctx, "sh", "-c", "cat /data/appendonlydir/*.incr.aof /data/appendonly.aof 2>/dev/null")
+	if err != nil && aof == "" {
+		return verdict{Fail, "read the AOF: " + err.Error(), "DEL " + k}
+	}
+	last := lastCommandOn(aof, k)
+	return expect(e.f[DELIFEQ], "1; AOF: "+orNone(last), "1; AOF: DEL "+k, equals("1; AOF: DEL "+k))
 }
 
 // pair is the primary that holds key and one of its replicas.

@@ -9,10 +9,10 @@ import (
 	"github.com/lockcheck/lockcheck/topology"
 )
 
-// lockChecks observe acquire, extend and release on the primary through a
+// lockCases observe acquire, extend and release on the primary through a
 // client that follows the topology.
-func lockChecks() []Check {
-	return []Check{
+func lockCases() []Case {
+	return []Case{
 		{Name: "acquire/free", run: func(ctx context.Context, e *env) verdict {
 			return always(e.do(ctx, "SET", e.key("acq"), "t1", "NX", "PX", "30000"), "OK", equals("OK"))
 		}},
@@ -123,47 +123,55 @@ func lockChecks() []Check {
 			}
 			return expect(e.f[DELEX], got, "0 (equal); 1 (differs); EXISTS 0", equals("0; 1; EXISTS 0"))
 		}},
-		{Name: "detect/command-info", run: func(ctx context.Context, e *env) verdict {
-			c := e.c
-			arr, err := c.Do(ctx, c.B().Arbitrary("COMMAND", "INFO", "DELIFEQ", "DELEX").Build()).ToArray()
-			if err != nil || len(arr) != 2 {
-				return verdict{Fail, fmt.Sprintf("%v (%d entries)", err, len(arr)), "two entries"}
-			}
-			show := func(i int) string {
-				if arr[i].IsNil() {
-					return topology.Nil
-				}
-				return "known"
-			}
-			want := func(f Feature) string {
-				if e.f[f] {
-					return "known"
-				}
-				return topology.Nil
-			}
-			obs := "DELIFEQ " + show(0) + ", DELEX " + show(1)
-			w := "DELIFEQ " + want(DELIFEQ) + ", DELEX " + want(DELEX)
-			return always(obs, w, equals(w))
-		}},
-		{Name: "info/version", run: func(ctx context.Context, e *env) verdict {
-			n, err := e.t.Primary(ctx, e.key("info"))
-			if err != nil {
-				return verdict{Fail, err.Error(), ""}
-			}
-			info, err := n.Info(ctx, "server")
-			if err != nil {
-				return verdict{Fail, err.Error(), ""}
-			}
-			obs := fmt.Sprintf("valkey_version=%s redis_version=%s", orNone(info["valkey_version"]), info["redis_version"])
-			b := e.t.Build
-			if e.f[CompatVersion] {
-				w := "valkey_version=" + b.Version + " redis_version=7.2.4"
-				return always(obs, w, func(string) bool { return b.VersionMatches(info["valkey_version"]) && info["redis_version"] == "7.2.4" })
-			}
-			w := "redis_version=" + b.Version
-			return always(obs, w, func(string) bool { return b.VersionMatches(info["redis_version"]) && info["valkey_version"] == "" })
-		}},
+		{Name: "detect/command-info", run: commandInfo},
+		{Name: "info/version", run: infoVersion},
 	}
+}
+
+// commandInfo: COMMAND INFO names DELIFEQ and DELEX exactly where the
+// build has them, so that a client can detect them without trying them.
+func commandInfo(ctx context.Context, e *env) verdict {
+	c := e.c
+	arr, err := c.Do(ctx, c.B().Arbitrary("COMMAND", "INFO", "DELIFEQ", "DELEX").Build()).ToArray()
+	if err != nil || len(arr) != 2 {
+		return verdict{Fail, fmt.Sprintf("%v (%d entries)", err, len(arr)), "two entries"}
+	}
+	show := func(i int) string {
+		if arr[i].IsNil() {
+			return topology.Nil
+		}
+		return "known"
+	}
+	want := func(f Feature) string {
+		if e.f[f] {
+			return "known"
+		}
+		return topology.Nil
+	}
+	obs := "DELIFEQ " + show(0) + ", DELEX " + show(1)
+	w := "DELIFEQ " + want(DELIFEQ) + ", DELEX " + want(DELEX)
+	return always(obs, w, equals(w))
+}
+
+// infoVersion: INFO server reports the build's version, in valkey_version
+// with redis_version held at 7.2.4 on Valkey, in redis_version on Redis.
+func infoVersion(ctx context.Context, e *env) verdict {
+	n, err := e.t.Primary(ctx, e.key("info"))
+	if err != nil {
+		return verdict{Fail, err.Error(), ""}
+	}
+	info, err := n.Info(ctx, "server")
+	if err != nil {
+		return verdict{Fail, err.Error(), ""}
+	}
+	obs := fmt.Sprintf("valkey_version=%s redis_version=%s", orNone(info["valkey_version"]), info["redis_version"])
+	b := e.t.Build
+	if e.f[CompatVersion] {
+		w := "valkey_version=" + b.Version + " redis_version=7.2.4"
+		return always(obs, w, func(string) bool { return b.VersionMatches(info["valkey_version"]) && info["redis_version"] == "7.2.4" })
+	}
+	w := "redis_version=" + b.Version
+	return always(obs, w, func(string) bool { return b.VersionMatches(info["redis_version"]) && info["valkey_version"] == "" })
 }
 
 // refusedEverywhere: IFEQ with NX or XX is a syntax error on a build with
