@@ -78,7 +78,7 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 		proxy = proxy || (c.Gate == nil && fault.NeedsClientProxy(mc.Scenario.Faults))
 	}
 	for range lanes {
-		t, err := Start(ctx, eng, c.Build, c.Sources, topology.Standalone, topology.Options{ProxyClients: proxy}, c.Log)
+		t, err := topology.Start(ctx, eng, c.Build, topology.Standalone, topology.WithOptions(topology.Options{ProxyClients: proxy}), topology.WithSources(c.Sources), topology.WithLog(c.Log))
 		if err != nil {
 			return nil, err
 		}

@@ -138,7 +138,7 @@ func (f FalseAlarms) Measure(ctx context.Context, eng *topology.Engine) (fa *rep
 
 // runLane starts the lane's topology and runs each of its cases' seeds.
 func (f FalseAlarms) runLane(ctx context.Context, eng *topology.Engine, l lane, done func(reports.AlarmRun)) (rows []reports.AlarmRow, err error) {
-	t, err := Start(ctx, eng, l.build, f.Sources, l.kind, topology.Options{}, f.Log)
+	t, err := topology.Start(ctx, eng, l.build, l.kind, topology.WithSources(f.Sources), topology.WithLog(f.Log))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", l.build.Name, l.kind, err)
 	}

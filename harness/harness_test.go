@@ -332,7 +332,7 @@ func (alwaysAcquires) Acquire(context.Context, string, time.Duration) lockclient
 // standalone starts a standalone valkey-9.1 for t, torn down when t ends.
 func standalone(ctx context.Context, t *testing.T) *topology.Topology {
 	t.Helper()
-	topo, err := Start(ctx, eng(t), build(t, "valkey-9.1"), topology.Sources{}, topology.Standalone, topology.Options{}, io.Discard)
+	topo, err := topology.Start(ctx, eng(t), build(t, "valkey-9.1"), topology.Standalone)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ func (m *Matrix) obtainImages(ctx context.Context, eng *topology.Engine, runs []
 			continue
 		}
 		seen[name] = true
-		b, err := LookupBuild(name, m.Sources)
+		b, err := m.Sources.Lookup(name)
 		if err == nil {
 			_, err = eng.Obtain(ctx, b, m.Sources, m.Log)
 		}

@@ -85,7 +85,7 @@ func (e *Env) topology(t testing.TB, s Scenario) (_ *topology.Topology, release 
 	sh.Lock()
 	if sh.t == nil {
 		for _, name := range append([]string{s.Server}, nodeBuilds(s)...) {
-			b, err := harness.LookupBuild(name, topology.Sources{})
+			b, err := topology.Sources{}.Lookup(name)
 			if err != nil {
 				sh.Unlock()
 				t.Fatalf("locktest: %v", err)

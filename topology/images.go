@@ -52,6 +52,19 @@ type Sources struct {
 	Registry string
 }
 
+// Lookup finds a build by name: a known build, or a user's own binary's
+// (Binaries) under a name lockcheck does not know.
+func (src Sources) Lookup(name string) (Build, error) {
+	b, err := Lookup(name)
+	if err == nil {
+		return b, nil
+	}
+	if _, ok := src.Binaries[name]; ok {
+		return CustomBuild(name), nil
+	}
+	return b, err
+}
+
 // OfficialRef is the reference of b's official image, in registry when
 // one is named.
 func (b Build) OfficialRef(registry string) string {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
@@ -196,7 +195,7 @@ func (s *sourceFlags) build(name string) (topology.Build, error) {
 		n, path, _ := strings.Cut(kv, "=")
 		bins[n] = path
 	}
-	return harness.LookupBuild(name, topology.Sources{Binaries: bins})
+	return topology.Sources{Binaries: bins}.Lookup(name)
 }
 
 // builds finds each named build; no names give none.

@@ -78,7 +78,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "%v", err)
 	}
 	for _, b := range s.Builds() {
-		if _, err := harness.LookupBuild(b, src); err != nil {
+		if _, err := src.Lookup(b); err != nil {
 			return fail(stderr, "%s: %v", filepath.Join(dir, scenarios.RunFileName), err)
 		}
 	}
@@ -105,7 +105,7 @@ func replayTrace(ctx context.Context, dir string, sf sourceFlags, out string, co
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if _, err := harness.LookupBuild(tr.Scenario.Server, src); err != nil {
+	if _, err := src.Lookup(tr.Scenario.Server); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	if err := claimReplayOut(out, count, force); err != nil {

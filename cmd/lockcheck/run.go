@@ -117,7 +117,7 @@ type gate struct {
 // or with an expectation, 0 or 1 by it alone.
 func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, g gate, stdout, stderr io.Writer) int {
 	for _, b := range s.Builds() {
-		if _, err := harness.LookupBuild(b, src); err != nil {
+		if _, err := src.Lookup(b); err != nil {
 			return fail(stderr, "%v", err)
 		}
 	}

@@ -108,7 +108,7 @@ func shrinkInput(dir, reproducer string, f *shrinkFlags, src topology.Sources) (
 		return nil, err
 	}
 	for _, b := range in.Scenario.Builds() {
-		if _, err := harness.LookupBuild(b, src); err != nil {
+		if _, err := src.Lookup(b); err != nil {
 			return nil, err
 		}
 	}

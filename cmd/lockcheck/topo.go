@@ -104,7 +104,7 @@ func (s topoSetup) start(ctx context.Context, stderr io.Writer) (*topology.Engin
 	if err != nil {
 		return nil, nil, fail(stderr, "%v", err)
 	}
-	t, err := harness.Start(ctx, eng, s.build, s.sources, s.kind, s.options, stderr)
+	t, err := topology.Start(ctx, eng, s.build, s.kind, topology.WithOptions(s.options), topology.WithSources(s.sources), topology.WithLog(stderr))
 	if err != nil {
 		eng.Close()
 		return nil, nil, fail(stderr, "%v", err)
