@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,6 +47,16 @@ type Options struct {
 	// files show it (default: lockcheck replay OUT). A library's test,
 	// whose client lockcheck's command does not know, gives its own.
 	Replay string
+	// Counted says the run is one of a measurement's many, whose figures
+	// are counted rather than read: its check draws no linearizability
+	// picture, and of the pages only result.json is written (no
+	// report.html, linearizability.html or junit.xml), since drawing them
+	// would cost each of hundreds of runs for no reader.
+	Counted bool
+	// StderrDir keeps external adapters' stderr (default: the run's
+	// folder): a measurement, whose run folders are scratch, keeps its
+	// runs' in one folder.
+	StderrDir string
 }
 
 func (o Options) replay() string {
@@ -220,7 +231,7 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 	var injected atomic.Int64
 	chaos := scenarios.Chaos{
 		Workload:  scenarios.Workload{Scenario: s, Recorder: rec, Log: log},
-		StderrDir: o.Out,
+		StderrDir: cmp.Or(o.StderrDir, o.Out),
 		Log:       log,
 		Injected:  func(fault.Event, error) { injected.Add(1) },
 		Configure: o.Configure,
@@ -268,6 +279,9 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 	os.Remove(stream) // history.json has it all
 	result, h, err := checker.RunFile(wctx, path, func(opts *checker.Options) {
 		opts.ClockTolerance = s.ClockTolerance
+		if o.Counted {
+			opts.PictureOps = -1
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
@@ -278,7 +292,12 @@ func ExecuteOn(ctx context.Context, t *topology.Topology, s scenarios.Scenario, 
 	}
 	rr := reports.NewRunResult(h, result, res.Notes)
 	rr.Replay = o.replay()
-	if err := WriteFiles(o.Out, h, result, rr); err != nil {
+	if o.Counted {
+		err = rr.Save(filepath.Join(o.Out, "result.json"))
+	} else {
+		err = WriteFiles(o.Out, h, result, rr)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &Outcome{Out: o.Out, History: h, Check: result, Result: rr, Schedule: res.Schedule, Interrupted: ctx.Err() != nil, Stopped: stopped.Load()}, nil
