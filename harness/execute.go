@@ -86,7 +86,7 @@ func ReplayCommand(dir string) string { return "lockcheck replay " + quoteArg(di
 
 // settled fills what o leaves to the run path: the folder, the log.
 func (o Options) settled(j job) Options {
-	if o.Out == "" && !o.Measured {
+	if o.Out == "" {
 		o.Out = DefaultOut(j.scenario) + j.suffix
 	}
 	if o.Log == nil {

@@ -46,11 +46,8 @@ func newTraceJob(tr scenarios.Trace) (job, error) {
 // save writes the job's input into its folder: trace.json for a trace,
 // scenario.json (with the schedule the seed gives and the command that
 // replays it) for a scenario, unless a folder that has one is reused
-// (again false: a caller wrote it). A measured run writes nothing.
+// (again false: a caller wrote it).
 func (j job) save(o Options, again bool) error {
-	if o.Measured {
-		return nil
-	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return fmt.Errorf("output folder: %w", err)
 	}
@@ -71,8 +68,8 @@ func (j job) save(o Options, again bool) error {
 
 // played is what a job recorded on its topology.
 type played struct {
-	// h is the history: whole, or its head when stream holds the
-	// operations (ops.jsonl, a workload's run with a folder).
+	// h is the history: whole (a trace's), or its head when stream holds
+	// the operations (ops.jsonl, a workload's).
 	h        *history.History
 	stream   string
 	schedule []fault.Event
@@ -96,20 +93,17 @@ func (j job) play(ctx context.Context, t *topology.Topology, o Options, log *slo
 }
 
 // workload runs the scenario's workload and faults on t, watched by the
-// progress line and the live count. With a folder every operation goes
-// to ops.jsonl as it returns: a run killed before history.json is written
+// progress line and the live count. Every operation goes to ops.jsonl as
+// it returns: a run killed before history.json is written
 // leaves what it had (lockcheck check DIR).
 func (j job) workload(ctx context.Context, t *topology.Topology, o Options, log *slog.Logger) (*played, error) {
 	s := j.scenario
 	rec := history.NewRecorder()
-	p := &played{}
-	if !o.Measured {
-		p.stream = filepath.Join(o.Out, history.StreamName)
-		if err := rec.StreamTo(p.stream, runMeta(t, s)); err != nil {
-			return nil, err
-		}
-		defer rec.CloseStream()
+	p := &played{stream: filepath.Join(o.Out, history.StreamName)}
+	if err := rec.StreamTo(p.stream, runMeta(t, s)); err != nil {
+		return nil, err
 	}
+	defer rec.CloseStream()
 	var injected atomic.Int64
 	chaos := scenarios.Chaos{
 		Workload:  scenarios.Workload{Scenario: s, Recorder: rec, Log: log},
@@ -140,8 +134,5 @@ func (j job) workload(ctx context.Context, t *topology.Topology, o Options, log 
 		return nil, err
 	}
 	p.h, p.schedule, p.notes, p.stopped = res.History, res.Schedule, res.Notes, stopped.Load()
-	if p.stream != "" {
-		err = rec.CloseStream()
-	}
-	return p, err
+	return p, rec.CloseStream()
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/measure"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/fault"
@@ -150,7 +151,7 @@ func (m *Matrix) layout() (*reports.Index, []matrixRun) {
 						cell.Seed = s.Seed
 						cell.Dir = SafeName(fmt.Sprintf("%s-%s-%s-%s", b.Name, k, c, f))
 						cell.Replay = ReplayCommand(filepath.Join(m.Out, cell.Dir))
-						mine := m.Shards <= 1 || runnable%m.Shards == m.Shard-1
+						mine := measure.Shard{I: m.Shard, N: m.Shards}.Mine(runnable)
 						runnable++
 						if !mine {
 							cell.Outcome, cell.Reason = reports.CellOtherShard, "run by another shard"

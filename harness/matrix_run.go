@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/measure"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
@@ -32,47 +33,31 @@ func (m *Matrix) Run(ctx context.Context, eng *topology.Engine) (*reports.Index,
 		idx.Count(reports.CellNA), idx.Count(reports.CellUnavailable), filepath.Join(m.Out, "index.html"))
 	m.obtainImages(ctx, eng, runs)
 	writeErr := m.write(idx, begin)
-	var (
-		mu   sync.Mutex // idx, writeErr, done and the log
-		done int
-		wg   sync.WaitGroup
-	)
-	slots := make(chan struct{}, max(m.Parallel, 1))
-	for i, r := range runs {
-		slots <- struct{}{}
-		if ctx.Err() != nil {
-			<-slots
-			break
-		}
-		mu.Lock()
-		cell := &idx.Cells[r.cell]
-		fmt.Fprintf(m.Log, "[%d/%d] start %s, seed %d (elapsed %s)\n", i+1, len(runs), r.scenario.Name(), cell.Seed, since(begin))
-		mu.Unlock()
-		wg.Go(func() {
-			defer func() { <-slots }()
-			runBegin := time.Now()
-			// the run fills its own cell; the index is read and written
-			// under mu
-			var own reports.IndexCell
-			mu.Lock()
-			own = *cell
-			mu.Unlock()
-			m.runOne(ctx, eng, r, &own)
-			mu.Lock()
-			defer mu.Unlock()
-			*cell = own
+	start := slices.Clone(idx.Cells) // each run fills its own copy of its cell
+	plan := measure.Plan[matrixRun]{Items: runs, Key: func(r matrixRun) string { return r.scenario.Name() }}
+	runner := measure.Runner{Workers: max(m.Parallel, 1), Log: m.Log, Unit: "runs"}
+	_, err := measure.Run(ctx, runner, plan, func(ctx context.Context, l *measure.Lane, r matrixRun) (reports.IndexCell, error) {
+		own := start[r.cell]
+		l.Logf("[%d/%d] start %s, seed %d (elapsed %s)", l.Index+1, l.Of, r.scenario.Name(), own.Seed, since(begin))
+		runBegin := time.Now()
+		m.runOne(ctx, eng, r, &own)
+		done, total := l.Step()
+		l.Logf("[%d/%d] end   %s: %s in %s (%d/%d done, elapsed %s)", l.Index+1, l.Of, r.scenario.Name(),
+			cellLine(&own), since(runBegin), done, total, since(begin))
+		return own, nil
+	}, func(snap *measure.Snapshot[reports.IndexCell]) error {
+		for _, res := range snap.Results {
+			cell := &idx.Cells[runs[res.Index].cell]
+			*cell = res.Value
 			if cell.Result != nil {
 				setVersion(idx, cell)
 			}
-			done++
-			fmt.Fprintf(m.Log, "[%d/%d] end   %s: %s in %s (%d/%d done, elapsed %s)\n", i+1, len(runs), r.scenario.Name(),
-				cellLine(cell), since(runBegin), done, len(runs), since(begin))
-			if err := m.write(idx, begin); err != nil {
-				writeErr = err
-			}
-		})
+		}
+		return m.write(idx, begin)
+	})
+	if err != nil {
+		writeErr = err
 	}
-	wg.Wait()
 	idx.Complete = ctx.Err() == nil && Incomplete(idx) == 0
 	if err := m.write(idx, begin); err != nil {
 		writeErr = err

@@ -18,13 +18,15 @@ type Options struct {
 	// report.html, linearizability.html, junit.xml, run.log, the nodes'
 	// logs (default runs/<time>-<server>-<topology>-<client>-<seed>).
 	Out string
-	// Measured marks one run of a measurement (a catch rate, a false-alarm
-	// rate, a claim): its history stays in memory and is checked without
-	// pictures, and no folder is written (Out is not used); the table
-	// keeps what it needs of the Outcome. Thousands of such runs make a
-	// table, and each folder would be thrown away.
-	Measured bool
-	// StderrDir keeps external adapters' stderr (default Out).
+	// Counted says the run is one of a measurement's many, whose figures
+	// are counted rather than read: its check draws no linearizability
+	// picture, and of the pages only result.json is written (no
+	// report.html, linearizability.html or junit.xml), since drawing them
+	// would cost each of hundreds of runs for no reader.
+	Counted bool
+	// StderrDir keeps external adapters' stderr (default: the run's
+	// folder): a measurement, whose run folders are scratch, keeps its
+	// runs' in one folder.
 	StderrDir string
 	// Sources say where images come from (a user's binary, a local tag).
 	Sources topology.Sources
@@ -63,16 +65,14 @@ func (o Options) stderrDir() string {
 
 // Outcome is what a run produced.
 type Outcome struct {
-	// Out is the run's folder ("" for a measured run).
+	// Out is the run's folder.
 	Out string
 	// History is the run's history, whole when it has at most
-	// checker.GroupOps operations (always, for a measured run), else its
-	// head (meta, faults; no operations: Check.Ops counts them,
+	// checker.GroupOps operations, else its head (meta, faults; no operations: Check.Ops counts them,
 	// history.json has them).
 	History *history.History
 	Check   *checker.Result
-	// Result is result.json's content (empty for a measured run).
-	Result reports.RunResult
+	Result  reports.RunResult
 	// Schedule is the fault schedule the seed gave.
 	Schedule []fault.Event
 	// Notes say which faults failed and whether the live check stopped

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -34,25 +33,14 @@ func run(ctx context.Context, t *topology.Topology, j job, o Options) (*Outcome,
 	defer closeLog()
 	p, err := j.play(ctx, t, o, log)
 	wctx := context.WithoutCancel(ctx)
-	if !o.Measured {
-		if lerr := t.SaveLogs(wctx, filepath.Join(o.Out, "nodes")); lerr != nil {
-			log.Warn("node logs", "err", lerr)
-		}
+	if lerr := t.SaveLogs(wctx, filepath.Join(o.Out, "nodes")); lerr != nil {
+		log.Warn("node logs", "err", lerr)
 	}
 	if err != nil {
 		return nil, err
 	}
 	out := &Outcome{Out: o.Out, Schedule: p.schedule, Notes: p.notes, Interrupted: ctx.Err() != nil || p.interrupted, Stopped: p.stopped}
 	if p.interrupted {
-		return out, nil
-	}
-	if o.Measured {
-		opts := CheckOptions(p.h, s)
-		opts.PictureOps = -1
-		out.History = p.h
-		if out.Check, err = checker.Run(wctx, p.h, opts); err != nil {
-			return nil, fmt.Errorf("check: %w", err)
-		}
 		return out, nil
 	}
 	return out, record(wctx, s, p, o, out)
@@ -79,6 +67,9 @@ func record(ctx context.Context, s scenarios.Scenario, p *played, o Options, out
 	}
 	result, h, err := checker.RunFile(ctx, path, func(opts *checker.Options) {
 		opts.ClockTolerance = s.ClockTolerance
+		if o.Counted {
+			opts.PictureOps = -1
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
@@ -90,14 +81,14 @@ func record(ctx context.Context, s scenarios.Scenario, p *played, o Options, out
 	rr := reports.NewRunResult(h, result, out.Notes)
 	rr.Replay = o.replay()
 	out.History, out.Check, out.Result = h, result, rr
+	if o.Counted {
+		return rr.Save(filepath.Join(o.Out, "result.json"))
+	}
 	return reports.WriteRun(o.Out, h, result, rr)
 }
 
-// runLog opens the run's run.log (nothing for a measured run).
+// runLog opens the run's run.log.
 func runLog(o Options) (*slog.Logger, func(), error) {
-	if o.Measured {
-		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
-	}
 	f, err := os.OpenFile(filepath.Join(o.Out, "run.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("run log: %w", err)

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/measure"
 )
 
 // CatchRate is a catch-rate measurement: every mutant and its control run
@@ -35,6 +37,9 @@ type CatchRate struct {
 	// false-alarms' measurement).
 	Gate string     `json:"gate,omitempty"`
 	Rows []CatchRow `json:"rows"`
+	// Part, in a shard's file (--shard I/N), says which part of the plan
+	// it holds, for lockcheck merge; a whole measurement's file has none.
+	measure.Part
 }
 
 // Millis is a duration written as whole milliseconds.
@@ -101,9 +106,9 @@ type CatchRun struct {
 	History string `json:"history,omitempty"`
 }
 
-// GoalMet says whether the row meets issue 10's goal: the mutant caught by
-// its check in at least 19 runs of 20 (95 %), its control never failing
-// that check, and every run done.
+// GoalMet says whether the row meets the goal a randomized scenario is
+// held to: the mutant caught by its check in at least 19 runs of 20
+// (95 %), its control never failing that check, and every run done.
 func (r CatchRow) GoalMet() bool {
 	return r.MutantRuns > 0 && r.ControlRuns > 0 && r.Errors == 0 && r.Caught*20 >= 19*r.MutantRuns && r.FalseAlarms == 0
 }
@@ -153,7 +158,7 @@ func CatchRateMarkdown(w io.Writer, cr *CatchRate) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d of %d | %s | %s |\n", r.Mutant, r.Breaks, caught, counts(r.CaughtBy, ""),
 			r.Control, r.FalseAlarms, r.ControlRuns, counts(r.ControlFailing, r.Breaks), goal)
 	}
-	fmt.Fprintln(w, "\nGoal (issue 10): every mutant caught by the check it breaks in at least 19 of 20 seeded runs, every control 0 false alarms of that check in 20.")
+	fmt.Fprintln(w, "\nGoal: every mutant caught by the check it breaks in at least 19 of 20 seeded runs, every control 0 false alarms of that check in 20.")
 	fmt.Fprintln(w, "\nScenarios (`lockcheck catch-rate`, scenarios.MutantCases):")
 	fmt.Fprintln(w)
 	for _, r := range cr.Rows {

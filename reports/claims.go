@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/measure"
 )
 
 // Claims is the claims table's measurement: each claim's scenario run by
@@ -25,6 +27,9 @@ type Claims struct {
 	Complete bool       `json:"complete"`
 	Rows     []ClaimRow `json:"rows"`
 	Mutants  []ClaimRow `json:"mutants"`
+	// Part, in a shard's file (--shard I/N), says which part of the plan
+	// it holds, for lockcheck merge; a whole measurement's file has none.
+	measure.Part
 }
 
 // The tables a Claims measurement renders.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/measure"
 )
 
 // FalseAlarms is a measurement of correct clients in the default workload:
@@ -22,6 +24,9 @@ type FalseAlarms struct {
 	Machine  string     `json:"machine"`
 	Complete bool       `json:"complete"`
 	Rows     []AlarmRow `json:"rows"`
+	// Part, in a shard's file (--shard I/N), says which part of the plan
+	// it holds, for lockcheck merge; a whole measurement's file has none.
+	measure.Part
 }
 
 // AlarmRow is one client on one build and topology.

@@ -165,6 +165,14 @@ func (s Scenario) Name() string {
 	return fmt.Sprintf("%s %s %s %s", s.Server, s.Topology, s.Client, faults)
 }
 
+// Outline is Summary for a scenario that is not whole yet, defaults
+// filled in: a measurement's gate or a mutant case, whose server and
+// topology the measurement gives each run (which resolves it then).
+func (s Scenario) Outline() string {
+	s, _ = s.Resolve()
+	return s.Summary()
+}
+
 // Summary describes a resolved scenario's workload in one line: what a
 // reader needs to see what the run did.
 func (s Scenario) Summary() string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/measure"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/topology"
 )
@@ -47,7 +48,7 @@ func Run(ctx context.Context, eng *topology.Engine, from string, o Options) (*re
 	if err := os.MkdirAll(filepath.Join(o.Out, "tries"), 0o755); err != nil {
 		return nil, err
 	}
-	sh := &shrinker{eng: eng, o: o, start: time.Now(), load: harness.LoadAverage()}
+	sh := &shrinker{eng: eng, o: o, start: time.Now(), load: measure.LoadAverage()}
 	res := &reports.Shrunk{From: from, Kind: o.Kind, Before: reports.SizeOf(orig), Budget: o.Budget.String(), Started: sh.start.UTC()}
 	fmt.Fprintf(o.Progress, "shrink %s: keep %s; before: %s; budget %s\n", from, o.Kind, res.Before, o.Budget)
 
@@ -123,7 +124,7 @@ func (sh *shrinker) finish(res *reports.Shrunk) (*reports.Shrunk, error) {
 		return nil, err
 	}
 	res.Seconds = time.Since(sh.start).Seconds()
-	res.Machine = fmt.Sprintf("%d CPUs, load average %s at the start, %s at the end", runtime.NumCPU(), sh.load, harness.LoadAverage())
+	res.Machine = fmt.Sprintf("%d CPUs, load average %s at the start, %s at the end", runtime.NumCPU(), sh.load, measure.LoadAverage())
 	return res, reports.WriteJSON(filepath.Join(sh.o.Out, reports.ShrinkFileName), res)
 }
 

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/measure/tables"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/topology"
@@ -20,62 +20,52 @@ import (
 // an interrupted measurement.
 func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("catch-rate", stderr)
-	var src sourceFlags
-	src.register(fs)
-	runs := fs.Int("runs", 20, "seeded runs per mutant and per control (seeds 1..runs)")
+	var mf measurementFlags
+	mf.register(fs, "seeded runs per mutant and per control (seeds 1..runs)", 3, "mutants measured at once, each on a standalone topology of its own")
 	server := fs.String("server", "valkey-9.1", "server build (lockcheck images lists them)")
 	mutants := fs.String("mutants", "", "comma-separated mutants to measure (default all: "+strings.Join(caseNames(), ", ")+")")
 	out := fs.String("out", filepath.Join("out", "catch-rate"), "folder for catch-rate.md, catch-rate.json and the histories of missed runs")
 	duration := fs.Duration("duration", 0, "length of every run (default each scenario's own, 12-15 s)")
-	parallel := fs.Int("parallel", 3, "mutants measured at once, each on a standalone topology of its own")
 	gate := fs.Bool("gate", false, "measure the default gate: every mutant runs the default workload with only --ttl, --clients, --keys and --duration given, and is caught when the run does not meet lock-correct; no controls (lockcheck false-alarms runs the correct clients)")
-	ttl := fs.Duration("ttl", harness.GateScenario.TTL, "with --gate: the lease")
-	clients := fs.Int("clients", harness.GateScenario.Clients, "with --gate: the workers")
-	keys := fs.Int("keys", harness.GateScenario.Keys, "with --gate: the lock keys")
+	g := tables.GateScenario
+	fs.DurationVar(&g.TTL, "ttl", g.TTL, "with --gate: the lease")
+	fs.IntVar(&g.Clients, "clients", g.Clients, "with --gate: the workers")
+	fs.IntVar(&g.Keys, "keys", g.Keys, "with --gate: the lock keys")
 	if ok, code := parse(fs, args, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck catch-rate -h for the flags", fs.Arg(0))
 	}
-	if *runs <= 0 {
-		return fail(stderr, "--runs %d: want a positive number of seeds", *runs)
-	}
-	if *parallel <= 0 {
-		return fail(stderr, "--parallel %d: want at least 1 topology", *parallel)
+	shard, code := mf.check(stderr)
+	if code != 0 {
+		return code
 	}
 	if *duration < 0 {
 		return fail(stderr, "--duration %s: want a positive length (or 0 for each scenario's own)", *duration)
 	}
-	if *gate {
-		if err := checkSize("--clients", *clients, *keys); err != nil {
-			return fail(stderr, "%v", err)
-		}
-		if *ttl <= 0 {
-			return fail(stderr, "--ttl %s: want a lease above 0", *ttl)
-		}
+	if err := checkGate(*gate, g); err != nil {
+		return fail(stderr, "%v", err)
 	}
 	cases, err := selectCases(*mutants)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	sources, err := src.sources()
+	sources, err := mf.src.sources()
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	b, err := src.build(*server)
+	b, err := mf.src.build(*server)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	m := harness.CatchRate{Build: b, Sources: sources, Cases: cases, Runs: *runs, Parallel: *parallel, Duration: *duration, Out: *out, Log: stderr}
+	m := tables.CatchRate{Build: b, Sources: sources, Cases: cases, Runs: *mf.runs, Parallel: *mf.parallel, Shard: shard, Duration: *duration, Out: *out, Log: stderr}
 	what := "mutant and control each"
 	if *gate {
-		g := harness.GateScenario
-		g.TTL, g.Clients, g.Keys = *ttl, *clients, *keys
 		if *duration > 0 {
 			g.Duration = *duration
 		}
-		m.Gate, what = &g, "the default gate ("+g.WithDefaults().Summary()+")"
+		m.Gate, what = &g, "the default gate ("+g.Outline()+")"
 	}
 	if !settled(stderr, m) {
 		return 0
@@ -85,19 +75,29 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	fmt.Fprintf(stderr, "catch-rate: %d mutant(s) × %d seeds, %s, on %s standalone, %d at once -> %s\n", len(cases), *runs, what, b.Name, *parallel, *out)
+	fmt.Fprintf(stderr, "catch-rate: %d mutant(s) × %d seeds, %s, on %s standalone, %d at once%s -> %s\n", len(cases), m.Runs, what, b.Name, m.Parallel, shardNote(shard), *out)
 	cr, err := m.Measure(ctx, eng)
+	var elapsed reports.Millis
 	if cr != nil {
 		reports.CatchRateMarkdown(stdout, cr)
-		fmt.Fprintf(stderr, "catch-rate: %s written after %s\n", filepath.Join(*out, "catch-rate.md"), cr.Elapsed)
+		elapsed = cr.Elapsed
 	}
-	if err != nil {
-		return fail(stderr, "%v", err)
+	end := measurement{name: "catch-rate", dir: *out, file: "catch-rate.md", shard: shard}
+	return end.end(stderr, cr != nil, elapsed, cr != nil && cr.Complete, err)
+}
+
+// checkGate checks the gate's workload when --gate measures it.
+func checkGate(gate bool, g scenarios.Scenario) error {
+	if !gate {
+		return nil
 	}
-	if !cr.Complete {
-		return fail(stderr, "catch-rate interrupted: the figures in %s are partial", *out)
+	if err := checkSize("--clients", g.Clients, g.Keys); err != nil {
+		return err
 	}
-	return 0
+	if g.TTL <= 0 {
+		return fmt.Errorf("--ttl %s: want a lease above 0", g.TTL)
+	}
+	return nil
 }
 
 // selectCases picks the named mutants' scenarios; "" picks all.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,7 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/measure"
+	"github.com/lockcheck/lockcheck/measure/tables"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/topology"
@@ -21,10 +23,8 @@ import (
 // made, whatever the figures.
 func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("claims", stderr)
-	var src sourceFlags
-	src.register(fs)
-	runs := fs.Int("runs", 20, "seeded runs per claim and client (seeds 1..runs)")
-	parallel := fs.Int("parallel", 3, "runs at once, each on a topology of its own")
+	var mf measurementFlags
+	mf.register(fs, "seeded runs per claim and client (seeds 1..runs)", 3, "runs at once, each on a topology of its own")
 	server := fs.String("server", "valkey-9.1", "server build of every node")
 	table := fs.String("table", reports.TableClaims, "claims: Redlock's claims on independent primaries and its mutants; mitigations: the failover race under each mitigation on Sentinel and cluster")
 	only := fs.String("only", "", "comma-separated claim or mutant names to run (default: every one)")
@@ -36,55 +36,24 @@ func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck claims -h for the flags", fs.Arg(0))
 	}
-	if *runs <= 0 || *parallel <= 0 {
-		return fail(stderr, "--runs %d, --parallel %d: want positive values", *runs, *parallel)
+	shard, code := mf.check(stderr)
+	if code != 0 {
+		return code
 	}
-	claims, mutants := scenarios.RedlockClaims(), scenarios.RedlockMutants
-	switch *table {
-	case reports.TableClaims:
-	case reports.TableMitigations:
-		claims, mutants = scenarios.MitigationClaims(), nil
-	default:
-		return fail(stderr, "--table %q: choose %s or %s", *table, reports.TableClaims, reports.TableMitigations)
+	claims, mutants, code := selectClaims(*table, *only, stderr)
+	if code != 0 {
+		return code
 	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("out", *table)
+	dir := cmp.Or(*out, filepath.Join("out", *table))
+	pages, code := claimsPages(*into, *table, *only, shard, stderr)
+	if code != 0 {
+		return code
 	}
-	if *only != "" {
-		var names []string
-		for _, c := range claims {
-			names = append(names, c.Name)
-		}
-		names = append(names, mutants...)
-		want := strings.Split(*only, ",")
-		for _, w := range want {
-			if !slices.Contains(names, w) {
-				return fail(stderr, "--only %q: choose among %s", w, strings.Join(names, ", "))
-			}
-		}
-		claims = slices.DeleteFunc(claims, func(c scenarios.Claim) bool { return !slices.Contains(want, c.Name) })
-		mutants = slices.DeleteFunc(slices.Clone(mutants), func(m string) bool { return !slices.Contains(want, m) })
-	}
-	// The pages are checked now, not after an hour of runs; and a subset
-	// of the rows would replace the pages' whole table.
-	var pages []string
-	if *into != "" {
-		if *only != "" {
-			return fail(stderr, "--into with --only would replace the pages' whole table with some of its rows: pass --into= to leave the pages alone")
-		}
-		pages = strings.Split(*into, ",")
-		for _, p := range pages {
-			if err := reports.CanSplice(p, reports.ClaimsBlocks(&reports.Claims{Table: *table})...); err != nil {
-				return fail(stderr, "--into: %v", err)
-			}
-		}
-	}
-	sources, err := src.sources()
+	sources, err := mf.src.sources()
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	b, err := src.build(*server)
+	b, err := mf.src.build(*server)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -96,18 +65,17 @@ func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	fmt.Fprintf(stderr, "claims: %s table, %d row(s), %d mutant(s), %d seeds each on %s -> %s\n", *table, len(claims), len(mutants), *runs, b.Name, dir)
-	m := harness.Claims{Table: *table, Build: b, Sources: sources, Claims: claims, Mutants: mutants, Runs: *runs, Parallel: *parallel, Out: dir, Log: stderr}
+	fmt.Fprintf(stderr, "claims: %s table, %d row(s), %d mutant(s), %d seeds each on %s%s -> %s\n", *table, len(claims), len(mutants), *mf.runs, b.Name, shardNote(shard), dir)
+	m := tables.Claims{Table: *table, Build: b, Sources: sources, Claims: claims, Mutants: mutants, Runs: *mf.runs, Parallel: *mf.parallel, Shard: shard, Out: dir, Log: stderr}
 	c, err := m.Measure(ctx, eng)
+	var elapsed reports.Millis
 	if c != nil {
 		reports.ClaimsPage(stdout, c)
-		fmt.Fprintf(stderr, "claims: %s written after %s\n", filepath.Join(dir, *table+".md"), c.Elapsed)
+		elapsed = c.Elapsed
 	}
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	if !c.Complete {
-		return fail(stderr, "claims interrupted: the figures in %s are partial", dir)
+	end := measurement{name: "claims", dir: dir, file: *table + ".md", shard: shard}
+	if code := end.end(stderr, c != nil, elapsed, c != nil && c.Complete, err); code != 0 {
+		return code
 	}
 	for _, p := range pages {
 		if err := reports.SpliceFile(p, reports.ClaimsBlocks(c)...); err != nil {
@@ -116,4 +84,56 @@ func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "claims: %s updated\n", p)
 	}
 	return 0
+}
+
+// selectClaims are the table's claims and mutants, those named by only
+// when it names any.
+func selectClaims(table, only string, stderr io.Writer) ([]scenarios.Claim, []string, int) {
+	claims, mutants := scenarios.RedlockClaims(), scenarios.RedlockMutants
+	switch table {
+	case reports.TableClaims:
+	case reports.TableMitigations:
+		claims, mutants = scenarios.MitigationClaims(), nil
+	default:
+		return nil, nil, fail(stderr, "--table %q: choose %s or %s", table, reports.TableClaims, reports.TableMitigations)
+	}
+	if only == "" {
+		return claims, mutants, 0
+	}
+	var names []string
+	for _, c := range claims {
+		names = append(names, c.Name)
+	}
+	names = append(names, mutants...)
+	want := strings.Split(only, ",")
+	for _, w := range want {
+		if !slices.Contains(names, w) {
+			return nil, nil, fail(stderr, "--only %q: choose among %s", w, strings.Join(names, ", "))
+		}
+	}
+	claims = slices.DeleteFunc(claims, func(c scenarios.Claim) bool { return !slices.Contains(want, c.Name) })
+	mutants = slices.DeleteFunc(slices.Clone(mutants), func(m string) bool { return !slices.Contains(want, m) })
+	return claims, mutants, 0
+}
+
+// claimsPages are the pages --into names, checked now, not after an hour
+// of runs; a subset of the rows (--only, or a shard's) would replace the
+// pages' whole table.
+func claimsPages(into, table, only string, shard measure.Shard, stderr io.Writer) ([]string, int) {
+	if into == "" {
+		return nil, 0
+	}
+	if only != "" {
+		return nil, fail(stderr, "--into with --only would replace the pages' whole table with some of its rows: pass --into= to leave the pages alone")
+	}
+	if !shard.Whole() {
+		return nil, fail(stderr, "--into with --shard would replace the pages' whole table with one shard's runs: pass --into=, and lockcheck merge the shards' folders")
+	}
+	pages := strings.Split(into, ",")
+	for _, p := range pages {
+		if err := reports.CanSplice(p, reports.ClaimsBlocks(&reports.Claims{Table: table})...); err != nil {
+			return nil, fail(stderr, "--into: %v", err)
+		}
+	}
+	return pages, 0
 }

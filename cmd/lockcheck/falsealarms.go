@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/measure/tables"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/topology"
 )
@@ -26,14 +26,13 @@ const falseAlarmsTopologies = "standalone"
 // not a test: it exits 0 when every run was made, whatever the figures.
 func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("false-alarms", stderr)
-	var src sourceFlags
-	src.register(fs)
-	runs := fs.Int("runs", 20, "seeded runs per client and topology (seeds 1..runs)")
-	duration := fs.Duration("duration", harness.GateScenario.Duration, "length of every run")
-	ttl := fs.Duration("ttl", harness.GateScenario.TTL, "the lease")
-	workers := fs.Int("workers", harness.GateScenario.Clients, "the workers of every run")
-	keys := fs.Int("keys", harness.GateScenario.Keys, "the lock keys")
-	parallel := fs.Int("parallel", 3, "topologies at once: a build and topology kind's clients are shared out among this many")
+	var mf measurementFlags
+	mf.register(fs, "seeded runs per client and topology (seeds 1..runs)", 3, "topologies at once: a build and topology kind's clients are shared out among this many")
+	base := tables.GateScenario
+	fs.DurationVar(&base.Duration, "duration", base.Duration, "length of every run")
+	fs.DurationVar(&base.TTL, "ttl", base.TTL, "the lease")
+	fs.IntVar(&base.Clients, "workers", base.Clients, "the workers of every run")
+	fs.IntVar(&base.Keys, "keys", base.Keys, "the lock keys")
 	clients := fs.String("clients", "native,fenced,lua,delex,python,python-lua,python-fenced,python-lock,redsync,redislock,valkeylock", "comma-separated correct clients (python: the shipped redis-py adapter; python-MODE: it in another --mode)")
 	server := fs.String("server", "valkey-9.1", "server build for every client but delex")
 	delexServer := fs.String("delex-server", "redis-8.6", "server build for delex, which needs DELEX")
@@ -45,46 +44,27 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	if fs.NArg() > 0 {
 		return fail(stderr, "unexpected argument %q: run lockcheck false-alarms -h for the flags", fs.Arg(0))
 	}
-	if *runs <= 0 || *duration <= 0 || *ttl <= 0 || *workers <= 0 || *keys <= 0 || *parallel <= 0 {
-		return fail(stderr, "--runs %d, --duration %s, --ttl %s, --workers %d, --keys %d, --parallel %d: want positive values", *runs, *duration, *ttl, *workers, *keys, *parallel)
+	shard, code := mf.check(stderr)
+	if code != 0 {
+		return code
 	}
-	if err := checkSize("--workers", *workers, *keys); err != nil {
+	if base.Duration <= 0 || base.TTL <= 0 || base.Clients <= 0 || base.Keys <= 0 {
+		return fail(stderr, "--duration %s, --ttl %s, --workers %d, --keys %d: want positive values", base.Duration, base.TTL, base.Clients, base.Keys)
+	}
+	if err := checkSize("--workers", base.Clients, base.Keys); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	base := harness.GateScenario
-	base.Duration, base.TTL, base.Clients, base.Keys = *duration, *ttl, *workers, *keys
-	var kinds []topology.Kind
-	for _, k := range strings.Split(*topos, ",") {
-		kind, err := topology.ParseKind(strings.TrimSpace(k))
-		if err != nil {
-			return fail(stderr, "--topologies: %v", err)
-		}
-		kinds = append(kinds, kind)
+	kinds, err := parseKinds(*topos)
+	if err != nil {
+		return fail(stderr, "--topologies: %v", err)
 	}
-	sources, err := src.sources()
+	sources, err := mf.src.sources()
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	var cases []harness.AlarmCase
-	for _, c := range strings.Split(*clients, ",") {
-		c = strings.TrimSpace(c)
-		name := *server
-		switch c {
-		case "delex":
-			name = *delexServer
-		case "python":
-			c = pythonClient
-		case "python-lua", "python-fenced", "python-lock":
-			c = pythonClient + " --mode " + strings.TrimPrefix(c, "python-")
-		}
-		if code := checkClient(c, stderr); code != 0 {
-			return code
-		}
-		b, err := src.build(name)
-		if err != nil {
-			return fail(stderr, "%v", err)
-		}
-		cases = append(cases, harness.AlarmCase{Client: c, Build: b})
+	cases, code := alarmCases(mf.src, *clients, *server, *delexServer, stderr)
+	if code != 0 {
+		return code
 	}
 	if !settled(stderr, cases, kinds, base) {
 		return 0
@@ -94,18 +74,55 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	fmt.Fprintf(stderr, "false-alarms: %d client(s) × %d topologies × %d seeds of %s -> %s\n", len(cases), len(kinds), *runs, base.WithDefaults().Summary(), *out)
-	m := harness.FalseAlarms{Cases: cases, Topologies: kinds, Runs: *runs, Base: &base, Parallel: *parallel, Sources: sources, Out: *out, Log: stderr}
+	fmt.Fprintf(stderr, "false-alarms: %d client(s) × %d topologies × %d seeds of %s%s -> %s\n", len(cases), len(kinds), *mf.runs, base.Outline(), shardNote(shard), *out)
+	m := tables.FalseAlarms{Cases: cases, Topologies: kinds, Runs: *mf.runs, Base: &base, Parallel: *mf.parallel, Shard: shard, Sources: sources, Out: *out, Log: stderr}
 	fa, err := m.Measure(ctx, eng)
+	var elapsed reports.Millis
 	if fa != nil {
 		reports.FalseAlarmsMarkdown(stdout, fa)
-		fmt.Fprintf(stderr, "false-alarms: %s written after %s\n", filepath.Join(*out, "false-alarms.md"), fa.Elapsed)
+		elapsed = fa.Elapsed
 	}
-	if err != nil {
-		return fail(stderr, "%v", err)
+	end := measurement{name: "false-alarms", dir: *out, file: "false-alarms.md", shard: shard}
+	return end.end(stderr, fa != nil, elapsed, fa != nil && fa.Complete, err)
+}
+
+// parseKinds reads a comma-separated list of topology kinds.
+func parseKinds(list string) ([]topology.Kind, error) {
+	var kinds []topology.Kind
+	for _, k := range strings.Split(list, ",") {
+		kind, err := topology.ParseKind(strings.TrimSpace(k))
+		if err != nil {
+			return nil, err
+		}
+		kinds = append(kinds, kind)
 	}
-	if !fa.Complete {
-		return fail(stderr, "false-alarms interrupted: the figures in %s are partial", *out)
+	return kinds, nil
+}
+
+// alarmCases are the correct clients named, each on its build: delex on
+// delexServer, which has DELEX, the others on server; python and
+// python-MODE name the shipped adapter.
+func alarmCases(src sourceFlags, clients, server, delexServer string, stderr io.Writer) ([]tables.AlarmCase, int) {
+	var cases []tables.AlarmCase
+	for _, c := range strings.Split(clients, ",") {
+		c = strings.TrimSpace(c)
+		name := server
+		switch c {
+		case "delex":
+			name = delexServer
+		case "python":
+			c = pythonClient
+		case "python-lua", "python-fenced", "python-lock":
+			c = pythonClient + " --mode " + strings.TrimPrefix(c, "python-")
+		}
+		if code := checkClient(c, stderr); code != 0 {
+			return nil, code
+		}
+		b, err := src.build(name)
+		if err != nil {
+			return nil, fail(stderr, "%v", err)
+		}
+		cases = append(cases, tables.AlarmCase{Client: c, Build: b})
 	}
-	return 0
+	return cases, 0
 }

@@ -32,7 +32,7 @@ func commands() []command {
 		{"shrink", "cut a violated run down to a smaller scenario that still shows its violation, replayed to confirm it: a reproducer for a bug report", runShrink},
 		{"compat", "observe every lock command on every build and topology; writes a matrix", runCompat},
 		{"matrix", "run every client × fault on every build × topology; writes index.html, matrix.json, junit.xml", runMatrix},
-		{"merge", "join the folders of a sharded matrix (matrix --shard I/N) into one index.html, matrix.json, junit.xml", runMerge},
+		{"merge", "join the folders of a sharded matrix (matrix --shard I/N) into one index.html, matrix.json, junit.xml, or a sharded measurement's into its whole table", runMerge},
 		{"check", "re-check a saved run folder offline", runCheck},
 		{"import", "convert another tool's history (Jepsen's history.edn of a lock workload) into a folder lockcheck check reads", runImport},
 		{"adapter-check", "check an external adapter against the adapter protocol on a standalone server, in seconds", runAdapterCheck},

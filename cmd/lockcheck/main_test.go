@@ -52,6 +52,11 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"catch-rate", "--mutants", "mutant-nosuch"}, "--mutants"},
 		{[]string{"catch-rate", "--server", "valkey-7"}, "choose one of valkey-8.0"},
 		{[]string{"catch-rate", "extra"}, "unexpected argument"},
+		{[]string{"catch-rate", "--shard", "0/4"}, "want I/N"},
+		{[]string{"false-alarms", "--shard", "x"}, "want I/N"},
+		{[]string{"claims", "--shard", "5/4"}, "want I/N"},
+		{[]string{"claims", "--shard", "1/2", "--into", "README.md"}, "--into with --shard"},
+		{[]string{"claims", "--parallel", "0"}, "--parallel 0"},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/measure"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/fault"
@@ -79,23 +80,14 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *parallel < 1 {
 		return fail(stderr, "--parallel %d: give 1 or more runs at once", *parallel)
 	}
-	if *repeat < 1 || *repeat > 1000 {
-		return fail(stderr, "--repeat %d: give 1 to 1000 matrices", *repeat)
+	if code := checkRepeat(*repeat, *into, *note, stderr); code != 0 {
+		return code
 	}
-	if (*into != "" || *note != "") && *repeat < 2 {
-		return fail(stderr, "--into and --note go with --repeat 2 or more: the rate table is made over many seeds")
+	sh, err := measure.ParseShard(*shard)
+	if err != nil {
+		return fail(stderr, "%v", err)
 	}
-	for _, p := range splitList(*into) {
-		if err := reports.CanSplice(p, reports.RateBlocks(nil, "")...); err != nil {
-			return fail(stderr, "--into: %v: add the lines %q and %q where the table goes", err, reports.BeginMarker("make matrix-rate"), reports.EndMarker("make matrix-rate"))
-		}
-	}
-	m := harness.Matrix{Duration: *duration, TTL: *ttl, Seed: *seed, Out: *out, Log: stderr, StopOnViolation: *stop, Parallel: *parallel}
-	if *shard != "" {
-		if _, err := fmt.Sscanf(*shard, "%d/%d", &m.Shard, &m.Shards); err != nil || m.Shards < 1 || m.Shard < 1 || m.Shard > m.Shards || fmt.Sprintf("%d/%d", m.Shard, m.Shards) != *shard {
-			return fail(stderr, "--shard %q: want I/N with 1 <= I <= N, e.g. 2/3", *shard)
-		}
-	}
+	m := harness.Matrix{Duration: *duration, TTL: *ttl, Seed: *seed, Out: *out, Log: stderr, StopOnViolation: *stop, Parallel: *parallel, Shard: sh.I, Shards: sh.N}
 	want, code := parseMatrix(&m, sf, *servers, *topos, *clients, *faults, stderr)
 	if code != 0 {
 		return code
@@ -114,6 +106,12 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *repeat > 1 {
 		return runMatrixRate(ctx, eng, m, *repeat, splitList(*into), *note, stdout, stderr)
 	}
+	return runMatrixOnce(ctx, eng, m, e, stdout, stderr)
+}
+
+// runMatrixOnce runs the matrix once, says how its cells came out and
+// exits by them (see matrixDoc).
+func runMatrixOnce(ctx context.Context, eng *topology.Engine, m harness.Matrix, e checker.Expectation, stdout, stderr io.Writer) int {
 	begin := time.Now()
 	idx, err := m.Run(ctx, eng)
 	if ctx.Err() != nil {
@@ -126,11 +124,28 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	code = matrixExit(idx, m.Out, e, stderr)
+	code := matrixExit(idx, m.Out, e, stderr)
 	if code == 0 && m.Shards > 1 {
 		fmt.Fprintf(stderr, "matrix: shard %d of %d done; lockcheck merge --out DIR %s ... joins it with the others\n", m.Shard, m.Shards, m.Out)
 	}
 	return code
+}
+
+// checkRepeat checks --repeat and the flags that go with it: the pages
+// --into names are checked now, not after the matrices.
+func checkRepeat(repeat int, into, note string, stderr io.Writer) int {
+	if repeat < 1 || repeat > 1000 {
+		return fail(stderr, "--repeat %d: give 1 to 1000 matrices", repeat)
+	}
+	if (into != "" || note != "") && repeat < 2 {
+		return fail(stderr, "--into and --note go with --repeat 2 or more: the rate table is made over many seeds")
+	}
+	for _, p := range splitList(into) {
+		if err := reports.CanSplice(p, reports.RateBlocks(nil, "")...); err != nil {
+			return fail(stderr, "--into: %v: add the lines %q and %q where the table goes", err, reports.BeginMarker("make matrix-rate"), reports.EndMarker("make matrix-rate"))
+		}
+	}
+	return 0
 }
 
 // totals counts a matrix's cells by outcome, in one line.

@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/measure"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/topology"
 )
@@ -21,7 +21,7 @@ import (
 // measurement, not a gate: its exit code is 0 once every matrix ran.
 func runMatrixRate(ctx context.Context, eng *topology.Engine, m harness.Matrix, n int, into []string, note string, stdout, stderr io.Writer) int {
 	out, first := m.Out, m.Seed
-	begin, load := time.Now(), harness.LoadAverage()
+	begin, load := time.Now(), measure.LoadAverage()
 	var idxs []*reports.Index
 	var dirs []string
 	for i := range n {
@@ -39,8 +39,8 @@ func runMatrixRate(ctx context.Context, eng *topology.Engine, m harness.Matrix, 
 		idxs, dirs = append(idxs, idx), append(dirs, m.Out)
 	}
 	rows := reports.MatrixRate(idxs, dirs)
-	measured := fmt.Sprintf("Measured %s UTC in %s (%d CPUs, %d runs at once, load average %s at the start, %s at the end%s), seeds %d..%d of `lockcheck matrix`'s defaults, %s; %s.",
-		begin.UTC().Format("2006-01-02 15:04"), time.Since(begin).Round(time.Second), runtime.NumCPU(), max(m.Parallel, 1), load, harness.LoadAverage(),
+	measured := fmt.Sprintf("Measured %s UTC in %s (%s%s), seeds %d..%d of `lockcheck matrix`'s defaults, %s; %s.",
+		begin.UTC().Format("2006-01-02 15:04"), time.Since(begin).Round(time.Second), measure.Machine(max(m.Parallel, 1), "runs", load),
 		prefixed("; ", note), first, first+int64(n)-1, buildNames(m), reports.RateHeadline(rows))
 	blocks := reports.RateBlocks(rows, measured)
 	table := filepath.Join(out, "matrix-rate.md")

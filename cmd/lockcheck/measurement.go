@@ -1,0 +1,80 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/lockcheck/lockcheck/measure"
+	"github.com/lockcheck/lockcheck/reports"
+)
+
+// measurementFlags are the flags every measurement command takes (catch-
+// rate, false-alarms, claims): the seeds, the runs at once, the shard of
+// the plan and where images come from.
+type measurementFlags struct {
+	src      sourceFlags
+	runs     *int
+	parallel *int
+	shard    *string
+}
+
+// register adds the flags, with the command's own words for what a seed
+// and a lane are.
+func (m *measurementFlags) register(fs *flag.FlagSet, runsUsage string, parallel int, parallelUsage string) {
+	m.src.register(fs)
+	m.runs = fs.Int("runs", 20, runsUsage)
+	m.parallel = fs.Int("parallel", parallel, parallelUsage)
+	m.shard = fs.String("shard", "", "I/N: measure only the I-th of N parts of the plan, with the whole plan's seeds (lockcheck merge joins the parts' folders into the whole table)")
+}
+
+// check validates the flags before anything is started: bad input is one
+// line and exit 2.
+func (m *measurementFlags) check(stderr io.Writer) (measure.Shard, int) {
+	if *m.runs <= 0 {
+		return measure.Shard{}, fail(stderr, "--runs %d: want a positive number of seeds", *m.runs)
+	}
+	if *m.parallel <= 0 {
+		return measure.Shard{}, fail(stderr, "--parallel %d: want at least 1 at once", *m.parallel)
+	}
+	sh, err := measure.ParseShard(*m.shard)
+	if err != nil {
+		return measure.Shard{}, fail(stderr, "%v", err)
+	}
+	return sh, 0
+}
+
+// measurement is a measurement command's table: its name, the folder
+// and file it is written to, and the shard measured.
+type measurement struct {
+	name, dir, file string
+	shard           measure.Shard
+}
+
+// end says where the table went (when written) and returns the
+// command's exit code: 2 when the measurement failed or was interrupted
+// (the figures are partial), else 0 whatever the figures.
+func (m measurement) end(stderr io.Writer, written bool, elapsed reports.Millis, complete bool, err error) int {
+	if written {
+		fmt.Fprintf(stderr, "%s: %s written after %s\n", m.name, filepath.Join(m.dir, m.file), elapsed)
+	}
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if !complete {
+		return fail(stderr, "%s interrupted: the figures in %s are partial", m.name, m.dir)
+	}
+	if !m.shard.Whole() {
+		fmt.Fprintf(stderr, "%s: shard %s done; lockcheck merge --out DIR SHARD_DIR... joins it with the others\n", m.name, m.shard)
+	}
+	return 0
+}
+
+// shardNote is ", shard I/N" for a shard's start line, "" for the whole.
+func shardNote(s measure.Shard) string {
+	if s.Whole() {
+		return ""
+	}
+	return ", shard " + s.String()
+}

@@ -1,0 +1,94 @@
+package tables
+
+import (
+	"math"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/reports"
+)
+
+// claimFigures takes a checked run's figures: its verdict, whether it met
+// the default gate, its double holders, lost increments, late grants and
+// stale writes stopped, how soon the first double holder came, and what
+// its acquires cost.
+func claimFigures(r *reports.ClaimRun, h *history.History, result *checker.Result) {
+	r.Verdict, r.Class = string(result.Verdict), string(result.Class)
+	r.GateMet = checker.DefaultExpectation.Meets(result, h.Meta.Fenced) == nil
+	if ch, ok := result.Checks.Find(checker.DoubleHolder); ok {
+		r.DoubleHolders = ch.Count
+	}
+	if ch, ok := result.Checks.Find(checker.Resource); ok && ch.Status == checker.Fail {
+		r.LostIncrements = ch.Count
+	}
+	if ch, ok := result.Checks.Find(checker.TTL); ok {
+		for _, f := range ch.Findings {
+			if f.Kind == checker.KindLateGrant {
+				r.LateGrants++
+			}
+		}
+	}
+	r.StaleStopped = rejectedWrites(h)
+	r.FirstDouble, r.Overlap = firstDouble(h, result)
+	r.Acquires, r.Refused, r.GivenBack = acquireCosts(h)
+}
+
+// rejectedWrites counts the resource's rejections: the stale writes a
+// fence stopped.
+func rejectedWrites(h *history.History) int {
+	n := 0
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind == history.Write && op.Outcome == history.Fail {
+			n++
+		}
+	}
+	return n
+}
+
+// firstDouble is the time from the first fault's start to the first
+// double holder that began after it, and how long that one lasted, in
+// whole milliseconds rounded up (so a found one is never 0); 0 when
+// either is missing.
+func firstDouble(h *history.History, r *checker.Result) (to, overlap reports.Millis) {
+	ch, ok := r.Checks.Find(checker.DoubleHolder)
+	if !ok || len(h.Faults) == 0 {
+		return 0, 0
+	}
+	from := h.Faults[0].Start
+	var first *checker.Finding
+	for i := range ch.Findings {
+		if f := &ch.Findings[i]; f.Kind == checker.KindDoubleHolder && f.Start >= from && (first == nil || f.Start < first.Start) {
+			first = f
+		}
+	}
+	if first == nil {
+		return 0, 0
+	}
+	return reports.Millis((first.Start - from + 1e6 - 1) / 1e6), reports.Millis(math.Ceil(first.OverlapMs))
+}
+
+// acquireCosts counts the acquires that took the lock, those an error
+// reply refused (min-replicas-to-write's NOREPLICAS, and in every row the
+// failover's own, READONLY and the like: the row without a mitigation
+// shows how many of those a kill costs by itself), and those given back
+// at once: a short WAIT's release, recorded as called at the instant the
+// acquire returned (lockclient.Undo).
+func acquireCosts(h *history.History) (took, refused, givenBack int) {
+	lastAcquire := map[int]*history.Op{}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		switch {
+		case op.Kind == history.Acquire && op.Outcome == history.OK:
+			took++
+			lastAcquire[op.Worker] = op
+		case op.Kind == history.Acquire && op.Outcome == history.Fail && op.Error != "":
+			refused++
+		case op.Kind == history.Release:
+			if a := lastAcquire[op.Worker]; a != nil && a.Token == op.Token && a.Return == op.Call {
+				givenBack++
+			}
+			delete(lastAcquire, op.Worker)
+		}
+	}
+	return took, refused, givenBack
+}
