@@ -149,8 +149,8 @@ func (m *Matrix) layout() (*reports.Index, []matrixRun) {
 					default:
 						s := m.Scenario(b.Name, k, c, f)
 						cell.Seed = s.Seed
-						cell.Dir = SafeName(fmt.Sprintf("%s-%s-%s-%s", b.Name, k, c, f))
-						cell.Replay = ReplayCommand(filepath.Join(m.Out, cell.Dir))
+						cell.Dir = scenarios.SafeName(fmt.Sprintf("%s-%s-%s-%s", b.Name, k, c, f))
+						cell.Replay = scenarios.ReplayCommand(filepath.Join(m.Out, cell.Dir))
 						mine := measure.Shard{I: m.Shard, N: m.Shards}.Mine(runnable)
 						runnable++
 						if !mine {

@@ -49,20 +49,6 @@ type Options struct {
 	Replay string
 }
 
-func (o Options) replay() string {
-	if o.Replay != "" {
-		return o.Replay
-	}
-	return ReplayCommand(o.Out)
-}
-
-func (o Options) stderrDir() string {
-	if o.StderrDir != "" {
-		return o.StderrDir
-	}
-	return o.Out
-}
-
 // Outcome is what a run produced.
 type Outcome struct {
 	// Out is the run's folder.

@@ -47,7 +47,7 @@ func Recheck(ctx context.Context, target string, adjust func(*checker.Options)) 
 		// an older folder's scenario may no longer validate: its
 		// tolerance still counts
 		s, _ := f.Scenario.Resolve()
-		replay, tolerance = ReplayCommand(dir), s.ClockTolerance
+		replay, tolerance = scenarios.ReplayCommand(dir), s.ClockTolerance
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}

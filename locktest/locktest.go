@@ -158,7 +158,7 @@ func (e *Env) Run(t testing.TB, s Scenario, newClient NewClient, opts ...Option)
 	defer release()
 
 	name := strings.Replace(s.Name(), " "+kind, "", 1)
-	dir := filepath.Join(outRoot(o.out), fmt.Sprintf("%s-%s", harness.SafeName(t.Name()), time.Now().Format("20060102-150405.000")))
+	dir := filepath.Join(outRoot(o.out), fmt.Sprintf("%s-%s", scenarios.SafeName(t.Name()), time.Now().Format("20060102-150405.000")))
 	t.Logf("locktest: %s for %v, seed %d, run folder %s", name, s.Duration, s.Seed, dir)
 	out, err := harness.ExecuteOn(t.Context(), topo, s, harness.Options{Out: dir, Log: logWriter{t}, Replay: replayCommand(t, name, s.Seed)})
 	if err != nil {

@@ -12,9 +12,14 @@ import (
 )
 
 // ProgressLine prints elapsed time, operations, faults injected and the
-// violations the live count found so far, once a second, on one line. It
+// violations a live count (of a run of ttl's leases, fenced or not) found
+// so far, once a second, on one line to w (nothing when w is nil). It
 // returns the function that stops it.
-func ProgressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64, live *checker.LiveCount) func() {
+func ProgressLine(ctx context.Context, w io.Writer, rec *history.Recorder, injected *atomic.Int64, ttl time.Duration, fenced bool) func() {
+	if w == nil {
+		return func() {}
+	}
+	live := checker.NewLiveCount(rec, ttl, fenced)
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {

@@ -24,7 +24,7 @@ func TestEventText(t *testing.T) {
 			t.Errorf("%q read without an error", bad)
 		}
 	}
-	s := Scenario{ServerSettings: ServerSettings{Server: "valkey-9.1", Topology: "sentinel"}, FaultSettings: FaultSettings{Faults: []string{"kill-primary"}, Events: []fault.Event{{At: 11 * time.Second, Fault: "kill-primary", Key: LockKey(0)}}}, TrafficSettings: TrafficSettings{Duration: 10 * time.Second}}
+	s := Scenario{ServerSettings: ServerSettings{Server: "valkey-9.1", Topology: "sentinel"}, FaultSettings: FaultSettings{Faults: []string{"kill-primary"}, Events: []fault.Event{{At: 11 * time.Second, Fault: "kill-primary", Key: LockKey(0)}}}, TrafficSettings: TrafficSettings{Duration: 10 * time.Second}}.WithDefaults()
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "outside the run") {
 		t.Fatalf("a step past the run's end: %v", err)
 	}

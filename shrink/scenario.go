@@ -147,7 +147,7 @@ type runOutcome struct {
 func (sh *shrinker) run(ctx context.Context, s scenarios.Scenario, what string) (runOutcome, error) {
 	dir := sh.tryDir()
 	began := time.Now()
-	out, err := harness.Execute(ctx, sh.eng, s, harness.Options{Out: dir, Sources: sh.o.Sources, StopOnViolation: true, Replay: harness.ReplayCommand(sh.o.Out)})
+	out, err := harness.Execute(ctx, sh.eng, s, harness.Options{Out: dir, Sources: sh.o.Sources, StopOnViolation: true, Replay: scenarios.ReplayCommand(sh.o.Out)})
 	if err != nil {
 		return runOutcome{}, fmt.Errorf("shrink: %s: %w", what, err)
 	}

@@ -9,9 +9,9 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/measure"
 	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -113,7 +113,7 @@ func (sh *shrinker) scriptStage(ctx context.Context, ss *scenarioSearch, from st
 		return false, err
 	}
 	res.After, res.Reproduced, res.Runs, res.Confirmed = t.size, shown, runs, shown >= sh.o.Need
-	res.Command, res.Script = harness.ReplayCommand(sh.o.Out), t.tr.Describe()
+	res.Command, res.Script = scenarios.ReplayCommand(sh.o.Out), t.tr.Describe()
 	res.Ended = ended
 	return true, nil
 }

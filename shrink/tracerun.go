@@ -81,7 +81,7 @@ func (ts *traceStage) try(evs []scenarios.TraceEvent, what string, maxOps int) b
 func (sh *shrinker) runTrace(ctx context.Context, tr scenarios.Trace) (runOutcome, error) {
 	dir := sh.tryDir()
 	began := time.Now()
-	out, err := harness.ExecuteTrace(ctx, sh.eng, tr, harness.Options{Out: dir, Sources: sh.o.Sources, Replay: harness.ReplayCommand(sh.o.Out)})
+	out, err := harness.ExecuteTrace(ctx, sh.eng, tr, harness.Options{Out: dir, Sources: sh.o.Sources, Replay: scenarios.ReplayCommand(sh.o.Out)})
 	if err != nil {
 		os.RemoveAll(dir)
 		return runOutcome{}, err

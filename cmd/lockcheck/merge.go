@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/measure/tables"
 	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
 )
 
 // runMerge joins the folders of a sharded matrix's parts into one: each
@@ -52,7 +52,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		parts = append(parts, idx)
 	}
-	merged, err := reports.MergeIndexes(parts, func(dir string) string { return harness.ReplayCommand(filepath.Join(*out, dir)) })
+	merged, err := reports.MergeIndexes(parts, func(dir string) string { return scenarios.ReplayCommand(filepath.Join(*out, dir)) })
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

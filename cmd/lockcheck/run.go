@@ -70,7 +70,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // folder, one line per run, and at the end how many runs it took.
 func repeatRuns(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, g gate, n int, until, force bool, stdout, stderr io.Writer) int {
 	if out == "" {
-		out = strings.TrimSuffix(harness.DefaultOut(s), fmt.Sprintf("-%d", s.Seed))
+		out = strings.TrimSuffix(s.Folder(time.Now()), fmt.Sprintf("-%d", s.Seed))
 	}
 	first, failed := s.Seed, 0
 	for i := range n {
@@ -116,6 +116,10 @@ type gate struct {
 // to start, a live progress line, the verdict, and the verdict's exit code,
 // or with an expectation, 0 or 1 by it alone.
 func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, out string, g gate, stdout, stderr io.Writer) int {
+	if out == "" {
+		out = s.Folder(time.Now())
+	}
+	start := fmt.Sprintf("run %s, %s, seed %d -> %s\n", s.Name(), s.Duration, s.Seed, out)
 	for _, b := range s.Builds() {
 		if _, err := src.Lookup(b); err != nil {
 			return fail(stderr, "%v", err)
@@ -126,10 +130,7 @@ func execute(ctx context.Context, s scenarios.Scenario, src topology.Sources, ou
 		return fail(stderr, "%v", err)
 	}
 	defer eng.Close()
-	if out == "" {
-		out = harness.DefaultOut(s)
-	}
-	fmt.Fprintf(stderr, "run %s, %s, seed %d -> %s\n", s.Name(), s.Duration, s.Seed, out)
+	fmt.Fprint(stderr, start)
 	o, err := harness.Execute(ctx, eng, s, harness.Options{Out: out, Sources: src, Log: stderr, Progress: stderr, StopOnViolation: g.stop})
 	if err != nil {
 		return fail(stderr, "%v", err)

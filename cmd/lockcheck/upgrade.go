@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/reports"
@@ -46,7 +47,7 @@ func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	dir := *out
 	if dir == "" {
-		dir = harness.DefaultOut(s)
+		dir = s.Folder(time.Now())
 	}
 	if !settled(stderr, s) {
 		return 0

@@ -167,9 +167,9 @@ func (c CatchRate) runOne(ctx context.Context, l *measure.Lane, t *topology.Topo
 	r.Ops, r.Notes = run.ops(), run.outcome.Result.Notes
 	c.judge(&r, mc, run.result(), run.outcome.History.Meta.Fenced)
 	if r.Hit == control { // a mutant missed, or a control's false alarm
-		name := fmt.Sprintf("%s-missed-seed%d.history.json", harness.SafeName(mc.Client), seed)
+		name := fmt.Sprintf("%s-missed-seed%d.history.json", scenarios.SafeName(mc.Client), seed)
 		if control {
-			name = fmt.Sprintf("%s-control-%s-false-alarm-seed%d.history.json", harness.SafeName(mc.Client), harness.SafeName(client), seed)
+			name = fmt.Sprintf("%s-control-%s-false-alarm-seed%d.history.json", scenarios.SafeName(mc.Client), scenarios.SafeName(client), seed)
 		}
 		r.History = run.keep(c.Out, name, l.Logf)
 	}

@@ -166,7 +166,7 @@ func (f FalseAlarms) runOne(ctx context.Context, l *measure.Lane, t *topology.To
 		}
 	}
 	if len(r.Alarms) > 0 {
-		name := fmt.Sprintf("%s-%s-%s-seed%d.history.json", harness.SafeName(client), t.Build.Name, t.Kind, seed)
+		name := fmt.Sprintf("%s-%s-%s-seed%d.history.json", scenarios.SafeName(client), t.Build.Name, t.Kind, seed)
 		r.History = run.keep(f.Out, name, l.Logf)
 	}
 	return r
