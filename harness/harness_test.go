@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testengine"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
@@ -105,31 +106,9 @@ func TestShards(t *testing.T) {
 	}
 }
 
-var (
-	engine *topology.Engine
-	engErr error
-)
+func TestMain(m *testing.M) { testengine.Main(m) }
 
-func TestMain(m *testing.M) {
-	topology.Defaults()
-	engine, engErr = topology.Connect(context.Background(), nil)
-	if engErr == nil {
-		engine.RemoveOnInterrupt() // for the test binary's life
-	}
-	code := m.Run()
-	if engine != nil {
-		engine.Close()
-	}
-	os.Exit(code)
-}
-
-func eng(t *testing.T) *topology.Engine {
-	t.Helper()
-	if engErr != nil {
-		t.Fatalf("these tests need a Docker engine: %v", engErr)
-	}
-	return engine
-}
+func eng(t *testing.T) *topology.Engine { return testengine.Get(t) }
 
 // TestMatrixRun runs a small matrix on valkey-9.1 standalone: a run that
 // finishes, a client the build refuses (n/a, after its topology started and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testengine"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
@@ -95,28 +96,6 @@ func (alwaysAcquires) Acquire(context.Context, string, time.Duration) lockclient
 	return lockclient.Result{Outcome: history.OK, Token: fmt.Sprint(time.Now().UnixNano())}
 }
 
-var (
-	engine *topology.Engine
-	engErr error
-)
+func TestMain(m *testing.M) { testengine.Main(m) }
 
-func TestMain(m *testing.M) {
-	topology.Defaults()
-	engine, engErr = topology.Connect(context.Background(), nil)
-	if engErr == nil {
-		engine.RemoveOnInterrupt() // for the test binary's life
-	}
-	code := m.Run()
-	if engine != nil {
-		engine.Close()
-	}
-	os.Exit(code)
-}
-
-func eng(t *testing.T) *topology.Engine {
-	t.Helper()
-	if engErr != nil {
-		t.Fatalf("these tests need a Docker engine: %v", engErr)
-	}
-	return engine
-}
+func eng(t *testing.T) *topology.Engine { return testengine.Get(t) }
