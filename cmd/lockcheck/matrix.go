@@ -87,6 +87,9 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	if *repeat > 1 && !sh.Whole() && *into != "" {
+		return fail(stderr, "--into goes with the whole rate measurement: a shard's table is part of it (lockcheck merge joins the shards)")
+	}
 	m := harness.Matrix{Duration: *duration, TTL: *ttl, Seed: *seed, Out: *out, Log: stderr, StopOnViolation: *stop, Parallel: *parallel, Shard: sh.I, Shards: sh.N}
 	want, code := parseMatrix(&m, sf, *servers, *topos, *clients, *faults, stderr)
 	if code != 0 {

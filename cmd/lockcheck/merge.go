@@ -22,7 +22,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	out := fs.String("out", "out/matrix", "folder for the merged matrix or measurement table (created; must not hold another)")
 	expect := fs.String("expect", "", "with a matrix's folders: exit 0 or 1 by this expectation of every run alone: lock-correct, safe or fence-holds")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: lockcheck merge [--out DIR] SHARD_DIR...\n\nJoins the folders of lockcheck matrix --shard I/N (one per shard) into one matrix folder; exit codes as for lockcheck matrix. Given the folders of a measurement's shards (catch-rate, false-alarms or claims --shard I/N), writes the table of the whole plan into --out, as the unsharded measurement writes it, and prints it; exit 0, or 2 when the shards do not make one measurement.")
+		fmt.Fprintln(fs.Output(), "usage: lockcheck merge [--out DIR] SHARD_DIR...\n\nJoins the folders of lockcheck matrix --shard I/N (one per shard) into one matrix folder; exit codes as for lockcheck matrix. Given the folders of a measurement's shards (catch-rate, false-alarms, claims or matrix --repeat with --shard I/N), writes the table of the whole plan into --out, as the unsharded measurement writes it, and prints it; exit 0, or 2 when the shards do not make one measurement.")
 		fs.PrintDefaults()
 	}
 	if ok, code := parse(fs, args, stderr); !ok {
@@ -37,6 +37,12 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if !settled(stderr) {
 		return 0
+	}
+	if _, err := os.Stat(filepath.Join(fs.Arg(0), reports.MatrixRateFile)); err == nil {
+		if *expect != "" {
+			return fail(stderr, "--expect goes with a matrix's folders; %s holds a rate measurement", fs.Arg(0))
+		}
+		return mergeMatrixRate(fs.Args(), *out, stdout, stderr)
 	}
 	if tables.MeasurementFile(fs.Arg(0)) != "" {
 		return mergeMeasurement(fs.Args(), *out, *expect, stdout, stderr)
