@@ -111,8 +111,8 @@ mitigations: images
 
 # shrink-figures shrinks violated runs of the default matrix (the native
 # client) and of three mutants' scenarios with lockcheck shrink's default
-# budget, two at a time: out/shrink/shrink.md. A measurement for the
-# docs, not a test (up to about 45 minutes).
+# budget, two at a time (lockcheck shrink-figures): out/shrink/shrink.md.
+# A measurement for the docs, not a test (up to about 45 minutes).
 shrink-figures: images
 	./scripts/shrink-figures.sh $(BIN) $(OUT)
 

@@ -20,16 +20,17 @@ import (
 // settleArgs are the operands and required flags each command needs to get
 // past its checks to settled; a command missing here gets none.
 var settleArgs = map[string][]string{
-	"probe":         {"--server", "valkey-9.1"},
-	"up":            {"--server", "valkey-9.1"},
-	"run":           {"--server", "valkey-9.1"},
-	"upgrade":       {"--from", "valkey-8.1", "--to", "valkey-9.1"},
-	"replay":        {"DIR"},
-	"shrink":        {"DIR"},
-	"check":         {"DIR"},
-	"import":        {"jepsen", "--ttl", "10s", "FILE", "OUT"},
-	"adapter-check": {"CMD"},
-	"merge":         {"SHARD_DIR"},
+	"probe":          {"--server", "valkey-9.1"},
+	"up":             {"--server", "valkey-9.1"},
+	"run":            {"--server", "valkey-9.1"},
+	"upgrade":        {"--from", "valkey-8.1", "--to", "valkey-9.1"},
+	"replay":         {"DIR"},
+	"shrink":         {"DIR"},
+	"shrink-figures": {"DIR"},
+	"check":          {"DIR"},
+	"import":         {"jepsen", "--ttl", "10s", "FILE", "OUT"},
+	"adapter-check":  {"CMD"},
+	"merge":          {"SHARD_DIR"},
 }
 
 // TestFlagDefaultsAreApplied holds what -h and docs/reference/cli.md print

@@ -39,6 +39,7 @@ func commands() []command {
 		{"catch-rate", "run each mutant and its control over seeded runs of its randomized scenario; writes catch-rate.md", runCatchRate},
 		{"claims", "run each published claim about Redlock (docs/redlock.md names its source) over seeded runs of the scenario that tests it, and each Redlock mutant; writes claims.md", runClaims},
 		{"false-alarms", "run the correct clients over seeded runs of the default workload on " + falseAlarmsTopologies + " (--topologies adds others); writes false-alarms.md", runFalseAlarms},
+		{"shrink-figures", "shrink each violated run given (lockcheck shrink), a few at once, shardable; writes shrink-figures.md", runShrinkFigures},
 		{"docs", "write the reference pages generated from the code: every command's flags, the faults, the clients", runDocs},
 	}
 }

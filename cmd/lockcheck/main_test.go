@@ -57,6 +57,13 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"claims", "--shard", "5/4"}, "want I/N"},
 		{[]string{"claims", "--shard", "1/2", "--into", "README.md"}, "--into with --shard"},
 		{[]string{"claims", "--parallel", "0"}, "--parallel 0"},
+		{[]string{"shrink-figures"}, "wants the violated runs' folders"},
+		{[]string{"shrink-figures", "--shard", "3/2", "DIR"}, "want I/N"},
+		{[]string{"shrink-figures", "--parallel", "0", "DIR"}, "--parallel 0"},
+		{[]string{"shrink-figures", "--budget", "5s", "DIR"}, "want at least a minute"},
+		{[]string{"shrink-figures", "--shard", "1/2", "--into", "README.md", "DIR"}, "--into with --shard"},
+		{[]string{"shrink-figures", "/nonexistent"}, "give the folder of a violated run"},
+		{[]string{"shrink-figures", "/nonexistent", "/nonexistent/"}, "is given twice"},
 	}
 	for _, c := range cases {
 		var stdout, stderr bytes.Buffer

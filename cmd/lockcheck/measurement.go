@@ -11,8 +11,9 @@ import (
 )
 
 // measurementFlags are the flags every measurement command takes (catch-
-// rate, false-alarms, claims): the seeds, the runs at once, the shard of
-// the plan and where images come from.
+// rate, false-alarms, claims, shrink-figures): the seeds (but for
+// shrink-figures, whose items are runs already made), the runs at once,
+// the shard of the plan and where images come from.
 type measurementFlags struct {
 	src      sourceFlags
 	runs     *int
@@ -23,8 +24,14 @@ type measurementFlags struct {
 // register adds the flags, with the command's own words for what a seed
 // and a lane are.
 func (m *measurementFlags) register(fs *flag.FlagSet, runsUsage string, parallel int, parallelUsage string) {
-	m.src.register(fs)
 	m.runs = fs.Int("runs", 20, runsUsage)
+	m.registerLanes(fs, parallel, parallelUsage)
+}
+
+// registerLanes adds the flags of a measurement without seeds: the lanes
+// at once, the shard and where images come from.
+func (m *measurementFlags) registerLanes(fs *flag.FlagSet, parallel int, parallelUsage string) {
+	m.src.register(fs)
 	m.parallel = fs.Int("parallel", parallel, parallelUsage)
 	m.shard = fs.String("shard", "", "I/N: measure only the I-th of N parts of the plan, with the whole plan's seeds (lockcheck merge joins the parts' folders into the whole table)")
 }
@@ -32,7 +39,7 @@ func (m *measurementFlags) register(fs *flag.FlagSet, runsUsage string, parallel
 // check validates the flags before anything is started: bad input is one
 // line and exit 2.
 func (m *measurementFlags) check(stderr io.Writer) (measure.Shard, int) {
-	if *m.runs <= 0 {
+	if m.runs != nil && *m.runs <= 0 {
 		return measure.Shard{}, fail(stderr, "--runs %d: want a positive number of seeds", *m.runs)
 	}
 	if *m.parallel <= 0 {

@@ -15,14 +15,14 @@ import (
 // runMerge joins the folders of a sharded matrix's parts into one: each
 // run's folder is copied in, and index.html, matrix.json and junit.xml are
 // written for the whole matrix. Exit codes as for lockcheck matrix. The
-// folders of a sharded measurement (catch-rate, false-alarms, claims)
-// are joined into the whole table instead (mergeMeasurement).
+// folders of a sharded measurement (catch-rate, false-alarms, claims,
+// shrink-figures) are joined into the whole table instead (mergeMeasurement).
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("merge", stderr)
 	out := fs.String("out", "out/matrix", "folder for the merged matrix or measurement table (created; must not hold another)")
 	expect := fs.String("expect", "", "with a matrix's folders: exit 0 or 1 by this expectation of every run alone: lock-correct, safe or fence-holds")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: lockcheck merge [--out DIR] SHARD_DIR...\n\nJoins the folders of lockcheck matrix --shard I/N (one per shard) into one matrix folder; exit codes as for lockcheck matrix. Given the folders of a measurement's shards (catch-rate, false-alarms, claims or matrix --repeat with --shard I/N), writes the table of the whole plan into --out, as the unsharded measurement writes it, and prints it; exit 0, or 2 when the shards do not make one measurement.")
+		fmt.Fprintln(fs.Output(), "usage: lockcheck merge [--out DIR] SHARD_DIR...\n\nJoins the folders of lockcheck matrix --shard I/N (one per shard) into one matrix folder; exit codes as for lockcheck matrix. Given the folders of a measurement's shards (catch-rate, false-alarms, claims, shrink-figures, or matrix --repeat, with --shard I/N), writes the table of the whole plan into --out, as the unsharded measurement writes it, and prints it; exit 0, or 2 when the shards do not make one measurement.")
 		fs.PrintDefaults()
 	}
 	if ok, code := parse(fs, args, stderr); !ok {

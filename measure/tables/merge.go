@@ -25,10 +25,12 @@ var tableFiles = []struct {
 	{"false-alarms.json", mergeFalseAlarms},
 	{reports.TableClaims + ".json", mergeClaims},
 	{reports.TableMitigations + ".json", mergeClaims},
+	{reports.ShrinkFiguresFile, mergeShrinkFigures},
 }
 
 // MeasurementFile is the table file a folder holds ("" when none): a
-// measurement's (catch-rate, false-alarms, claims, mitigations).
+// measurement's (catch-rate, false-alarms, claims, mitigations,
+// shrink-figures).
 func MeasurementFile(dir string) string {
 	for _, t := range tableFiles {
 		if _, err := os.Stat(filepath.Join(dir, t.file)); err == nil {
@@ -56,7 +58,7 @@ func Merge(dirs []string, out string, w io.Writer) error {
 		}
 		return copyHistories(dirs, out)
 	}
-	return fmt.Errorf("%s holds no measurement's table (catch-rate.json, false-alarms.json, claims.json or mitigations.json)", dirs[0])
+	return fmt.Errorf("%s holds no measurement's table (catch-rate.json, false-alarms.json, claims.json, mitigations.json or shrink-figures.json)", dirs[0])
 }
 
 // readParts reads each folder's file into a T.
@@ -209,6 +211,31 @@ func mergeClaims(dirs []string, file, out string, w io.Writer) error {
 		collect(parts, func(p *reports.Claims) reports.Millis { return p.Elapsed }), collect(parts, func(p *reports.Claims) string { return p.Machine }))
 	reports.ClaimsPage(w, &c)
 	return reports.WriteClaims(out, &c)
+}
+
+func mergeShrinkFigures(dirs []string, file, out string, w io.Writer) error {
+	parts, err := readParts[reports.ShrinkFigures](dirs, file)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(same("budget", collect(parts, func(p *reports.ShrinkFigures) string { return p.Budget })),
+		same("tries", collect(parts, func(p *reports.ShrinkFigures) int { return p.Tries })),
+		same("confirm", collect(parts, func(p *reports.ShrinkFigures) int { return p.Confirm }))); err != nil {
+		return err
+	}
+	rows, complete, err := measure.Merge(collect(parts, func(p *reports.ShrinkFigures) measure.Part { return p.Part }),
+		collect(parts, func(p *reports.ShrinkFigures) bool { return p.Complete }),
+		collect(parts, func(p *reports.ShrinkFigures) []reports.Shrunk { return p.Rows }),
+		func(r reports.Shrunk) string { return r.From })
+	if err != nil {
+		return err
+	}
+	sf := *parts[0]
+	sf.Rows, sf.Complete, sf.Part = rows, complete, measure.Part{}
+	sf.Started, sf.Elapsed, sf.Machine = heading(collect(parts, func(p *reports.ShrinkFigures) time.Time { return p.Started }),
+		collect(parts, func(p *reports.ShrinkFigures) reports.Millis { return p.Elapsed }), collect(parts, func(p *reports.ShrinkFigures) string { return p.Machine }))
+	reports.ShrinkFiguresMarkdown(w, &sf)
+	return reports.WriteShrinkFigures(out, &sf)
 }
 
 // claimRuns are the runs a claims file holds, in its rows' details.
