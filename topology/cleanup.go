@@ -92,6 +92,12 @@ func (t *Topology) SaveLogs(ctx context.Context, dir string) error {
 		return fmt.Errorf("save logs: %w", err)
 	}
 	var errs []error
+	for _, n := range t.removed {
+		// their containers are gone: the logs were kept when they went
+		if err := os.WriteFile(filepath.Join(dir, n.Name+".log"), n.pastLogs, 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("logs of %s: %w", n.Name, err))
+		}
+	}
 	for _, n := range t.Nodes {
 		rc, err := n.c.Logs(ctx)
 		if err != nil {

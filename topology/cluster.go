@@ -48,18 +48,7 @@ func (t *Topology) startCluster(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := t.waitFor(ctx, "every node to know the other five", func(ctx context.Context) error {
-		for _, n := range t.Nodes {
-			s, err := n.Do(ctx, "CLUSTER", "NODES")
-			if err != nil {
-				return err
-			}
-			if k := len(parseClusterNodes(s)); k != 6 || strings.Contains(s, "handshake") {
-				return fmt.Errorf("%s knows %d nodes", n.Name, k)
-			}
-		}
-		return nil
-	}); err != nil {
+	if err := t.awaitKnown(ctx); err != nil {
 		return err
 	}
 	for i, n := range t.Nodes[3:] {
@@ -70,8 +59,11 @@ func (t *Topology) startCluster(ctx context.Context) error {
 	return t.waitFor(ctx, "cluster_state:ok and replication links up", t.clusterHealthy)
 }
 
-// clusterHealthy holds when every node reports cluster_state:ok, sees three
-// primaries with slots and three replicas, and every replica's link is up.
+// clusterHealthy holds when every node reports cluster_state:ok, sees half
+// the servers as primaries and half as replicas (three and three as
+// started; AddShard and RemoveShard change both), and every replica's
+// link is up. A primary counts once it has slots or, with none, is not
+// failed: a shard AddShard just added owns nothing yet.
 func (t *Topology) clusterHealthy(ctx context.Context) error {
 	for _, n := range t.Nodes {
 		info, err := n.Do(ctx, "CLUSTER", "INFO")
@@ -85,17 +77,17 @@ func (t *Topology) clusterHealthy(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		primaries, replicas := 0, 0
+		primaries, replicas, want := 0, 0, len(t.Servers())/2
 		for _, cn := range parseClusterNodes(s) {
 			switch {
-			case cn.primary && cn.slots > 0:
+			case cn.primary && !cn.failed:
 				primaries++
 			case !cn.primary:
 				replicas++
 			}
 		}
-		if primaries != 3 || replicas != 3 {
-			return fmt.Errorf("%s sees %d primaries with slots and %d replicas", n.Name, primaries, replicas)
+		if primaries != want || replicas != want {
+			return fmt.Errorf("%s sees %d primaries and %d replicas, want %d of each", n.Name, primaries, replicas, want)
 		}
 		role, err := n.Role(ctx)
 		if err != nil {
@@ -135,6 +127,8 @@ type clusterNode struct {
 	primary bool
 	failed  bool
 	slots   int
+	// ranges are the slots it owns, each first and last inclusive.
+	ranges [][2]int
 }
 
 func parseClusterNodes(s string) []clusterNode {
@@ -164,6 +158,7 @@ func parseClusterNodes(s string) []clusterNode {
 				b, _ = strconv.Atoi(hi)
 			}
 			cn.slots += b - a + 1
+			cn.ranges = append(cn.ranges, [2]int{a, b})
 		}
 		out = append(out, cn)
 	}

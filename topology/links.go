@@ -127,6 +127,20 @@ func (l *links) link(name string) *nodeLink {
 	return l.byName[name]
 }
 
+// forget stops the proxy of a node that is removed for good and closes
+// its clients' connections.
+func (l *links) forget(n *Node) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if nl := l.nodes[n.Internal()]; nl != nil {
+		nl.proxy.close()
+		nl.reset()
+	}
+	delete(l.nodes, n.Internal())
+	delete(l.byName, n.Name)
+	delete(l.upstream, n.Internal())
+}
+
 // close stops every proxy and closes the clients' connections.
 func (l *links) close() {
 	l.mu.Lock()

@@ -45,6 +45,8 @@ type Topology struct {
 	clients *addrMap
 	links   *links
 	shim    []byte
+	// removed are the nodes RemoveShard took out, kept for their logs.
+	removed []*Node
 
 	termOnce sync.Once
 	termErr  error
