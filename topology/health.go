@@ -100,7 +100,8 @@ func (t *Topology) clusterShards(ctx context.Context) ([]Shard, error) {
 // primary wherever a failover moved it: every replica's link is up and
 // its primary counts it; with Sentinel, every sentinel names the primary
 // and knows the replicas and the other sentinels; a cluster's state is
-// ok with three primaries and three replicas.
+// ok with half its servers primaries and half replicas (three and three
+// unless AddShard or RemoveShard changed them).
 func (t *Topology) Healthy(ctx context.Context) error {
 	switch t.Kind {
 	case Standalone:

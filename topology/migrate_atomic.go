@@ -36,7 +36,7 @@ func startValkeyAtomic(ctx context.Context, from, to *Node, first, last int) (*v
 	}
 	for _, r := range after {
 		name := jobName(r)
-		if r["operation"] == "EXPORT" && r["slot_ranges"] == v.rng && r["target_node"] == toID &&
+		if strings.EqualFold(r["operation"], "export") && r["slot_ranges"] == v.rng && r["target_node"] == toID &&
 			!slices.ContainsFunc(before, func(b map[string]string) bool { return jobName(b) == name }) {
 			v.name = name
 		}
