@@ -2,6 +2,7 @@ package topology_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -126,6 +127,8 @@ func askingGet(t *testing.T, n *topology.Node, key string) (string, error) {
 	return topology.ReplyText(reps[1])
 }
 
+// hasPrefix says err carries an error reply that begins with prefix.
 func hasPrefix(err error, prefix string) bool {
-	return err != nil && strings.HasPrefix(err.Error(), prefix)
+	var se topology.ServerError
+	return errors.As(err, &se) && strings.HasPrefix(string(se), prefix)
 }
