@@ -1,0 +1,148 @@
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// clusterOnly is the kind the slot faults fit: only a cluster has slots.
+var clusterOnly = []topology.Kind{topology.Cluster}
+
+// slotMove is one move of the lock key's slot, as a fault plans it: what
+// its window's detail names.
+type slotMove struct {
+	key      string
+	slot     int
+	from, to *topology.Node
+	method   topology.MigrationMethod
+}
+
+func (mv slotMove) String() string {
+	return fmt.Sprintf("slot %d (%s) from %s to %s by %s", mv.slot, mv.key, mv.from.Name, mv.to.Name, mv.method)
+}
+
+// planMove finds the owner of key's slot and another primary to move it
+// to: the first by name among the primaries that own slots, so that a
+// replay picks the same one.
+func planMove(ctx context.Context, t *topology.Topology, key string) (slotMove, error) {
+	mv := slotMove{key: key, slot: topology.KeySlot(key)}
+	var err error
+	if mv.from, err = t.SlotOwner(ctx, mv.slot); err != nil {
+		return mv, err
+	}
+	others, err := otherPrimaries(ctx, t, mv.from)
+	if err != nil {
+		return mv, err
+	}
+	if len(others) == 0 {
+		return mv, fmt.Errorf("no primary but %s owns slots: nowhere to move slot %d", mv.from.Name, mv.slot)
+	}
+	mv.to = others[0]
+	return mv, nil
+}
+
+// otherPrimaries are the primaries that own slots, but not, sorted by name.
+func otherPrimaries(ctx context.Context, t *topology.Topology, not *topology.Node) ([]*topology.Node, error) {
+	shards, err := t.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*topology.Node
+	for _, sh := range shards {
+		if sh.Primary != not {
+			out = append(out, sh.Primary)
+		}
+	}
+	slices.SortFunc(out, func(a, b *topology.Node) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// atomicFirst is the order in which a fault that takes the best method
+// tries them: the atomic ones hand the slot over at once, the legacy one
+// key by key.
+var atomicFirst = []topology.MigrationMethod{topology.MigrateValkeyAtomic, topology.MigrateRedisAtomic, topology.MigrateLegacy}
+
+// bestMethod is the first of methods both primaries have, as their servers
+// say (MigrationSupport); an error when none, naming what each said.
+func bestMethod(ctx context.Context, from, to *topology.Node, methods ...topology.MigrationMethod) (topology.MigrationMethod, error) {
+	var why []error
+	for _, m := range methods {
+		err := from.MigrationSupport(ctx, m)
+		if err == nil {
+			err = to.MigrationSupport(ctx, m)
+		}
+		if err == nil {
+			return m, nil
+		}
+		if !errors.Is(err, topology.ErrUnsupported) {
+			return "", err
+		}
+		why = append(why, err)
+	}
+	return "", fmt.Errorf("no migration method of %v on both %s and %s: %w", methods, from.Name, to.Name, errors.Join(why...))
+}
+
+// moveBound is how long a fault waits for a migration of a slot to end: a
+// slot holds a few keys, and a lease more lets a held key's holder go.
+func moveBound(ttl time.Duration) time.Duration { return 30*time.Second + ttl }
+
+// migrateAndWait moves mv's slot by mv.method and waits for its end
+// within bound. It returns what happened, in the window's words, and
+// whether the slot moved. A migration that did not end within its bound,
+// or when ctx ended, is cancelled, so that the slot stays with one owner.
+func migrateAndWait(ctx context.Context, env Env, mv slotMove, first, last int, bound time.Duration) (string, bool, error) {
+	begin := time.Now()
+	m, err := env.Topo.MigrateSlots(ctx, mv.method, mv.from, mv.to, first, last, topology.MigrateOptions{})
+	if err != nil {
+		return "failed to start: " + err.Error(), false, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	st, err := m.Wait(wctx)
+	took := time.Since(begin).Round(time.Millisecond)
+	if err == nil {
+		switch st.State {
+		case topology.MigrationSucceeded:
+			return fmt.Sprintf("moved in %s", took), true, nil
+		case topology.MigrationFailed:
+			return "failed: " + st.String(), false, nil
+		}
+		return st.String(), false, nil
+	}
+	what := fmt.Sprintf("did not finish within %s (last status %s)", bound, st)
+	if ctx.Err() != nil {
+		what = fmt.Sprintf("stopped by the run's end after %s (last status %s)", took, st)
+	}
+	return what + "; " + cancelMove(ctx, m), false, nil
+}
+
+// cancelMove cancels m, also after ctx ended, and says how it went.
+func cancelMove(ctx context.Context, m *topology.Migration) string {
+	cctx, cancel := cleanup(ctx)
+	defer cancel()
+	if err := m.Cancel(cctx); err != nil {
+		return "cancel failed: " + err.Error()
+	}
+	return "cancelled"
+}
+
+// recordMove writes what happened into window win, and the slot's new
+// owner as the primary the fault made, once every running server names
+// it.
+func recordMove(ctx context.Context, env Env, win int, mv slotMove, what string, moved bool) {
+	env.Rec.FaultTarget(win, mv.from.Name, mv.String()+": "+what)
+	if !moved {
+		return
+	}
+	if err := env.Topo.AwaitSlotOwner(ctx, mv.slot, mv.slot, mv.to, 10*time.Second); err != nil {
+		env.Rec.FaultTarget(win, mv.from.Name, fmt.Sprintf("%s: %s, but %v", mv, what, err))
+		return
+	}
+	env.Rec.FaultPromoted(win, mv.to.Name)
+}
