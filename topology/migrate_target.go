@@ -2,9 +2,15 @@ package topology
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// ErrNoImport is wrapped by TargetStatus's error when the target lists no
+// import of the slots: it never began one (its source could not reach it),
+// or a restart forgot it.
+var ErrNoImport = errors.New("the target lists no import of the slots")
 
 // TargetStatus is how the migration stands as its target says. Valkey's
 // atomic migration is followed on its source (Status), and a source that
@@ -30,7 +36,7 @@ func (m *Migration) TargetStatus(ctx context.Context) (MigrationStatus, error) {
 		}
 	}
 	if found == nil {
-		return MigrationStatus{}, fmt.Errorf("target status of %s: %s lists no import of slots %s: %v", m, m.To.Name, rng, jobs)
+		return MigrationStatus{}, fmt.Errorf("target status of %s: %w: %s lists none of %s (jobs %v)", m, ErrNoImport, m.To.Name, rng, jobs)
 	}
 	st := MigrationStatus{State: MigrationRunning, Phase: found["state"], Message: found["message"], Fields: found}
 	switch found["state"] {
@@ -42,4 +48,15 @@ func (m *Migration) TargetStatus(ctx context.Context) (MigrationStatus, error) {
 		st.State = MigrationCancelled
 	}
 	return st, nil
+}
+
+// StayPrimaryWhenEmptied keeps node n a primary once a migration took its
+// last slot (cluster-allow-replica-migration no): by default the server
+// then turns itself into a replica of the node that took them, and a
+// shard being emptied to be removed would no longer be one.
+func (n *Node) StayPrimaryWhenEmptied(ctx context.Context) error {
+	if _, err := n.Do(ctx, "CONFIG", "SET", "cluster-allow-replica-migration", "no"); err != nil {
+		return fmt.Errorf("keep %s a primary when emptied: %w", n.Name, err)
+	}
+	return nil
 }

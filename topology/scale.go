@@ -122,7 +122,10 @@ func (t *Topology) follow(ctx context.Context, primary, replica *Node) error {
 	if _, err := replica.Do(ctx, "CLUSTER", "REPLICATE", id); err != nil {
 		return err
 	}
-	if err := t.replicationUp(ctx, primary, []*Node{replica}); err != nil {
+	// the link comes up a moment after REPLICATE: wait for it
+	if err := t.waitFor(ctx, replica.Name+"'s link to "+primary.Name, func(ctx context.Context) error {
+		return t.replicationUp(ctx, primary, []*Node{replica})
+	}); err != nil {
 		return err
 	}
 	return t.waitFor(ctx, "every node to see "+replica.Name+" follow "+primary.Name, func(ctx context.Context) error {

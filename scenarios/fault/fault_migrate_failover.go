@@ -84,9 +84,13 @@ func (f migrateAndFailover) atomic(ctx context.Context, env Env, win int, mv slo
 	var serr error
 	done := pace.Poll(ctx, bound, 100*time.Millisecond, func() bool {
 		st, serr = m.TargetStatus(ctx)
-		return serr == nil && st.Done()
+		return errors.Is(serr, topology.ErrNoImport) || (serr == nil && st.Done())
 	}) == nil
-	if done {
+	switch {
+	case done && serr != nil:
+		// the export was the source's alone, and died with it
+		return fmt.Sprintf("%s; the migration ended with its source: %s never began importing", what, mv.to.Name), nil
+	case done:
 		return fmt.Sprintf("%s; the migration ended %s", what, st), nil
 	}
 	return fmt.Sprintf("%s; the migration did not end within %s (last %s, %v); %s", what, bound, st, serr, cancelMove(ctx, m)), nil

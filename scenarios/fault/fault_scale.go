@@ -78,6 +78,10 @@ func (f scaleIn) Inject(ctx context.Context, env Env) error {
 		env.unmet(win, "%s has only the legacy migration, too slow for its thousands of slots: nothing moved", from.Name)
 		return nil
 	}
+	if err := from.StayPrimaryWhenEmptied(ctx); err != nil {
+		detail(err.Error())
+		return fmt.Errorf("%s: %w", f.name, err)
+	}
 	ok, err := f.empty(ctx, env, from, others, method, detail)
 	if !ok || err != nil {
 		if ctx.Err() == nil {
