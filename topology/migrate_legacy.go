@@ -216,6 +216,11 @@ func (l *LegacyMigration) otherPrimaries(ctx context.Context) ([]*Node, error) {
 // range stable on both.
 func (l *LegacyMigration) Rollback(ctx context.Context) error {
 	for slot := l.First; slot <= l.Last; slot++ {
+		// a source still migrating the slot answers a key moved back with
+		// ASK: it must own the slot plainly first
+		if _, err := l.From.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "STABLE"); err != nil {
+			return fmt.Errorf("roll back slot %d: %w", slot, err)
+		}
 		for {
 			keys, err := l.keysIn(ctx, l.To, slot)
 			if err != nil {

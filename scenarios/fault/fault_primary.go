@@ -312,7 +312,7 @@ func settle(ctx context.Context, env Env) error {
 	found := pace.Poll(ctx, 30*time.Second, 200*time.Millisecond, func() bool {
 		var p *topology.Node
 		if p, err = env.Topo.Primary(ctx, env.Key); err == nil {
-			_, err = p.Do(ctx, "SET", "lockcheck:settle", "1")
+			_, err = p.Do(ctx, "SET", settleKey(env.Key), "1")
 		}
 		return err == nil
 	})

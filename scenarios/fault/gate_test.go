@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/topology"
 )
 
 func TestGateHoldsBackUntilReopened(t *testing.T) {
@@ -76,5 +78,15 @@ func closed(ch <-chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// TestSettleKey: the key settle writes is in the lock key's slot, so the
+// key's primary in a cluster takes it rather than answering MOVED.
+func TestSettleKey(t *testing.T) {
+	for _, key := range []string{"lock:{k1}", "plain"} {
+		if got, want := topology.KeySlot(settleKey(key)), topology.KeySlot(key); got != want {
+			t.Errorf("settleKey(%q) = %q in slot %d, want slot %d", key, settleKey(key), got, want)
+		}
 	}
 }

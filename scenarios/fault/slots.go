@@ -146,3 +146,16 @@ func recordMove(ctx context.Context, env Env, win int, mv slotMove, what string,
 	}
 	env.Rec.FaultPromoted(win, mv.to.Name)
 }
+
+// settleKey is a key in key's slot, which its primary takes writes for
+// (in a cluster another slot's key would answer MOVED): the key's hash tag,
+// or the key itself without one, as a tag of its own.
+func settleKey(key string) string {
+	tag := key
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			tag = key[i+1 : i+1+j]
+		}
+	}
+	return "lockcheck:settle:{" + tag + "}"
+}
