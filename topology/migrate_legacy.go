@@ -222,11 +222,16 @@ func (l *LegacyMigration) otherPrimaries(ctx context.Context) ([]*Node, error) {
 	return out, nil
 }
 
-// Rollback undoes a migration that has not finished: it moves the keys
-// already on the target back to the source and makes every slot of the
-// range stable on both.
+// Rollback undoes a migration that has not finished, a slot at a time:
+// the source's slot is made stable first (while it is migrating, it
+// answers the keys sent back with ASK), the keys already on the target
+// are moved back, and the target's slot is made stable. Until a slot's
+// keys are back, a client the source serves finds them missing.
 func (l *LegacyMigration) Rollback(ctx context.Context) error {
 	for slot := l.First; slot <= l.Last; slot++ {
+		if _, err := l.From.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "STABLE"); err != nil {
+			return fmt.Errorf("roll back slot %d: %w", slot, err)
+		}
 		for {
 			keys, err := l.keysIn(ctx, l.To, slot)
 			if err != nil {
@@ -239,10 +244,8 @@ func (l *LegacyMigration) Rollback(ctx context.Context) error {
 				return fmt.Errorf("roll back slot %d: %w", slot, err)
 			}
 		}
-		for _, n := range []*Node{l.To, l.From} {
-			if _, err := n.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "STABLE"); err != nil {
-				return fmt.Errorf("roll back slot %d: %w", slot, err)
-			}
+		if _, err := l.To.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "STABLE"); err != nil {
+			return fmt.Errorf("roll back slot %d: %w", slot, err)
 		}
 	}
 	l.setPhase(legacyRolledBack, 0, nil)
