@@ -170,8 +170,11 @@ func (l *LegacyMigration) migrate(ctx context.Context, src, dst *Node, keys []st
 // Finish hands the slots to the target: SETSLOT NODE on the target first,
 // then the source (which refuses while it holds keys of a slot), then
 // every other primary the target knows, so that none sends clients to
-// the source for a moment. It goes on past a primary that fails and
-// returns every failure.
+// the source for a moment. A node whose SETSLOT fails but that already
+// names the target the owner needs none: it learned it from the target's
+// gossip, as a source that gave its last slot away does, which then turns
+// into a replica of the target and answers SETSLOT with an error. It goes
+// on past another primary that fails and returns every failure.
 func (l *LegacyMigration) Finish(ctx context.Context) error {
 	others, err := l.otherPrimaries(ctx)
 	var errs []error
@@ -180,11 +183,13 @@ func (l *LegacyMigration) Finish(ctx context.Context) error {
 	}
 	for slot := l.First; slot <= l.Last; slot++ {
 		for _, n := range append([]*Node{l.To, l.From}, others...) {
-			if _, err := n.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "NODE", l.toID); err != nil {
-				errs = append(errs, err)
-				if n == l.To || n == l.From {
-					return fmt.Errorf("finish legacy migration of slot %d: %w", slot, errors.Join(errs...))
-				}
+			_, err := n.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "NODE", l.toID)
+			if err == nil || n != l.To && l.namesTarget(ctx, n, slot) {
+				continue
+			}
+			errs = append(errs, err)
+			if n == l.To || n == l.From {
+				return fmt.Errorf("finish legacy migration of slot %d: %w", slot, errors.Join(errs...))
 			}
 		}
 	}
@@ -193,6 +198,12 @@ func (l *LegacyMigration) Finish(ctx context.Context) error {
 	}
 	l.setPhase(legacyFinished, 0, nil)
 	return nil
+}
+
+// namesTarget says n already names the target the owner of slot.
+func (l *LegacyMigration) namesTarget(ctx context.Context, n *Node, slot int) bool {
+	id, err := n.slotOwnerID(ctx, slot, slot)
+	return err == nil && id == l.toID
 }
 
 // otherPrimaries are the primaries of the topology other than the source
@@ -211,13 +222,13 @@ func (l *LegacyMigration) otherPrimaries(ctx context.Context) ([]*Node, error) {
 	return out, nil
 }
 
-// Rollback undoes a migration that has not finished: it moves the keys
-// already on the target back to the source and makes every slot of the
-// range stable on both.
+// Rollback undoes a migration that has not finished, a slot at a time:
+// the source's slot is made stable first (while it is migrating, it
+// answers the keys sent back with ASK), the keys already on the target
+// are moved back, and the target's slot is made stable. Until a slot's
+// keys are back, a client the source serves finds them missing.
 func (l *LegacyMigration) Rollback(ctx context.Context) error {
 	for slot := l.First; slot <= l.Last; slot++ {
-		// a source still migrating the slot answers a key moved back with
-		// ASK: it must own the slot plainly first
 		if _, err := l.From.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "STABLE"); err != nil {
 			return fmt.Errorf("roll back slot %d: %w", slot, err)
 		}
@@ -233,10 +244,8 @@ func (l *LegacyMigration) Rollback(ctx context.Context) error {
 				return fmt.Errorf("roll back slot %d: %w", slot, err)
 			}
 		}
-		for _, n := range []*Node{l.To, l.From} {
-			if _, err := n.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "STABLE"); err != nil {
-				return fmt.Errorf("roll back slot %d: %w", slot, err)
-			}
+		if _, err := l.To.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "STABLE"); err != nil {
+			return fmt.Errorf("roll back slot %d: %w", slot, err)
 		}
 	}
 	l.setPhase(legacyRolledBack, 0, nil)

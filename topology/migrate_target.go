@@ -49,14 +49,3 @@ func (m *Migration) TargetStatus(ctx context.Context) (MigrationStatus, error) {
 	}
 	return st, nil
 }
-
-// StayPrimaryWhenEmptied keeps node n a primary once a migration took its
-// last slot (cluster-allow-replica-migration no): by default the server
-// then turns itself into a replica of the node that took them, and a
-// shard being emptied to be removed would no longer be one.
-func (n *Node) StayPrimaryWhenEmptied(ctx context.Context) error {
-	if _, err := n.Do(ctx, "CONFIG", "SET", "cluster-allow-replica-migration", "no"); err != nil {
-		return fmt.Errorf("keep %s a primary when emptied: %w", n.Name, err)
-	}
-	return nil
-}

@@ -3,6 +3,7 @@ package topology_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,41 @@ func TestValkeyMigrations(t *testing.T) {
 	t.Run("legacy", func(t *testing.T) { legacyPhases(t, topo) })
 	t.Run("atomic", func(t *testing.T) { atomicWithKeys(t, topo, topology.MigrateValkeyAtomic, 100) })
 	t.Run("cancel", func(t *testing.T) { valkeyAtomicCancel(t, topo) })
+	t.Run("legacy-cancel", func(t *testing.T) { legacyCancel(t, topo) })
+}
+
+// legacyCancel cancels a legacy migration slowed by a pause after each
+// key: the keys moved come back, and the source still owns the slots.
+func legacyCancel(t *testing.T, topo *topology.Topology) {
+	ctx := context.Background()
+	first, last := 9000, 9004
+	from, to := twoPrimaries(t, topo, first)
+	keys := keysIn(first, last, 20)
+	setAll(t, from, keys)
+	m, err := topo.MigrateSlots(ctx, topology.MigrateLegacy, from, to, first, last, topology.MigrateOptions{KeyPause: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st, _ := m.Status(ctx); st.Keys < 2; st, _ = m.Status(ctx) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := m.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.Wait(ctx)
+	if err != nil || st.State != topology.MigrationCancelled {
+		t.Fatalf("after Cancel: %s, %v", st, err)
+	}
+	t.Logf("cancelled after %d keys moved", st.Keys)
+	if err := topo.AwaitSlotOwner(ctx, first, last, from, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	wantAll(t, from, keys)
+	for slot := first; slot <= last; slot++ {
+		if n, err := to.Do(ctx, "CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(slot)); err != nil || n != "0" {
+			t.Fatalf("keys of slot %d left on the target: %s, %v", slot, n, err)
+		}
+	}
 }
 
 // TestRedisAtomicMigration moves a range of slots with keys on a

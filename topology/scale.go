@@ -122,7 +122,6 @@ func (t *Topology) follow(ctx context.Context, primary, replica *Node) error {
 	if _, err := replica.Do(ctx, "CLUSTER", "REPLICATE", id); err != nil {
 		return err
 	}
-	// the link comes up a moment after REPLICATE: wait for it
 	if err := t.waitFor(ctx, replica.Name+"'s link to "+primary.Name, func(ctx context.Context) error {
 		return t.replicationUp(ctx, primary, []*Node{replica})
 	}); err != nil {
@@ -147,22 +146,26 @@ func (t *Topology) follow(ctx context.Context, primary, replica *Node) error {
 	})
 }
 
-// RemoveShard removes an emptied primary and its replicas from the
+// RemoveShard removes the nodes of a shard, emptied of slots, from the
 // cluster: every other server forgets them (CLUSTER FORGET, which bans
 // their ids for 60 s, so the removed nodes' gossip cannot bring them back
 // before they are gone), then their containers are removed, their logs
-// kept for SaveLogs. It refuses a primary any server says owns slots, or
-// when a remaining server does not answer, since it could not forget them
-// and would keep them as failed nodes.
+// kept for SaveLogs. The shard is the nodes named, whatever their roles
+// now: a primary that gave its last slot away has turned into a replica
+// of the primary that took it, and its replicas may have followed. It
+// refuses when any server says a node of the shard owns slots, a server
+// outside it follows one of its nodes, or a remaining server does not
+// answer, since it could not forget them and would keep them as failed
+// nodes.
 //
 // The topology's Nodes change: a caller must not read them from another
 // goroutine meanwhile.
-func (t *Topology) RemoveShard(ctx context.Context, primary *Node) error {
-	what := "remove the shard of " + primary.Name
+func (t *Topology) RemoveShard(ctx context.Context, sh Shard) error {
+	what := "remove the shard of " + sh.Primary.Name
 	if err := t.requireCluster(what); err != nil {
 		return err
 	}
-	gone, err := t.shardOf(ctx, primary)
+	gone, err := t.shardIDs(ctx, sh)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}

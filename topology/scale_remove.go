@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -17,16 +18,21 @@ import (
 // removed nodes, and their containers be gone, within it.
 const forgetBan = 60 * time.Second
 
-// shardOf is primary and its replicas, as primary lists them, with their
-// cluster ids; an error when primary is not a primary of this topology
-// or any running server says it owns slots.
-func (t *Topology) shardOf(ctx context.Context, primary *Node) (map[*Node]string, error) {
-	if !slices.Contains(t.Servers(), primary) {
-		return nil, fmt.Errorf("%s is not a server of this topology", primary.Name)
-	}
-	id, err := primary.ClusterID(ctx)
-	if err != nil {
-		return nil, err
+// shardIDs are the cluster ids of the shard's nodes, or an error when one
+// is not a server of this topology, any running server says one owns
+// slots, or a server outside the shard follows one of them (it would lose
+// its primary).
+func (t *Topology) shardIDs(ctx context.Context, sh Shard) (map[*Node]string, error) {
+	ids := map[*Node]string{}
+	for _, n := range append([]*Node{sh.Primary}, sh.Replicas...) {
+		if !slices.Contains(t.Servers(), n) {
+			return nil, fmt.Errorf("%s is not a server of this topology", n.Name)
+		}
+		id, err := n.ClusterID(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ids[n] = id
 	}
 	for _, n := range t.Servers() {
 		if !n.Running(ctx) {
@@ -37,32 +43,16 @@ func (t *Topology) shardOf(ctx context.Context, primary *Node) (map[*Node]string
 			return nil, err
 		}
 		for _, cn := range parseClusterNodes(s) {
-			if cn.id != id {
-				continue
+			member := t.byInternal(cn.addr)
+			if _, in := ids[member]; in && cn.slots > 0 {
+				return nil, fmt.Errorf("%s says %s owns %d slots %v: migrate them away first", n.Name, member.Name, cn.slots, cn.ranges)
 			}
-			if !cn.primary {
-				return nil, fmt.Errorf("%s says %s is a replica", n.Name, primary.Name)
-			}
-			if cn.slots > 0 {
-				return nil, fmt.Errorf("%s says %s owns %d slots %v: migrate them away first", n.Name, primary.Name, cn.slots, cn.ranges)
+			if _, in := ids[member]; !in && cn.of != "" && slices.Contains(slices.Collect(maps.Values(ids)), cn.of) {
+				return nil, fmt.Errorf("%s says %s follows a node of the shard", n.Name, cn.addr)
 			}
 		}
 	}
-	s, err := primary.Do(ctx, "CLUSTER", "NODES")
-	if err != nil {
-		return nil, err
-	}
-	shard := map[*Node]string{primary: id}
-	for _, cn := range parseClusterNodes(s) {
-		if cn.of == id {
-			r := t.byInternal(cn.addr)
-			if r == nil {
-				return nil, fmt.Errorf("%s names a replica at %s, which is not a node of this topology", primary.Name, cn.addr)
-			}
-			shard[r] = cn.id
-		}
-	}
-	return shard, nil
+	return ids, nil
 }
 
 // forget has every server of rest forget every node of gone, within the

@@ -36,12 +36,16 @@ func TestAddAndRemoveShard(t *testing.T) {
 	setAll(t, owner, []string{key})
 	move(t, topo, owner, sh.Primary, slot)
 	wantAll(t, sh.Primary, []string{key})
-	if err := topo.RemoveShard(ctx, sh.Primary); err == nil || !strings.Contains(err.Error(), "owns 1 slots") {
+	if err := topo.RemoveShard(ctx, sh); err == nil || !strings.Contains(err.Error(), "owns 1 slots") {
 		t.Fatalf("RemoveShard of a primary with a slot: %v, want a refusal", err)
 	}
 	move(t, topo, sh.Primary, owner, slot)
+	for _, n := range []*topology.Node{sh.Primary, sh.Replicas[0]} {
+		role, err := n.Role(ctx)
+		t.Logf("%s once emptied: %s %v", n.Name, role, err)
+	}
 	begin := time.Now()
-	if err := topo.RemoveShard(ctx, sh.Primary); err != nil {
+	if err := topo.RemoveShard(ctx, sh); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("removed in %s", time.Since(begin).Round(time.Millisecond))

@@ -78,7 +78,9 @@ func (f scaleIn) Inject(ctx context.Context, env Env) error {
 		env.unmet(win, "%s has only the legacy migration, too slow for its thousands of slots: nothing moved", from.Name)
 		return nil
 	}
-	if err := from.StayPrimaryWhenEmptied(ctx); err != nil {
+	// the shard as it is now: once emptied, its primary turns replica
+	shard, err := shardOf(ctx, env.Topo, from)
+	if err != nil {
 		detail(err.Error())
 		return fmt.Errorf("%s: %w", f.name, err)
 	}
@@ -92,7 +94,7 @@ func (f scaleIn) Inject(ctx context.Context, env Env) error {
 	if owner, err := env.Topo.SlotOwner(ctx, slot); err == nil {
 		env.Rec.FaultPromoted(win, owner.Name)
 	}
-	if err := env.Topo.RemoveShard(ctx, from); err != nil {
+	if err := env.Topo.RemoveShard(ctx, shard); err != nil {
 		detail("remove failed: " + err.Error())
 		return fmt.Errorf("%s: %w", f.name, err)
 	}
@@ -149,6 +151,20 @@ func split(first, last, n int) [][2]int {
 		}
 	}
 	return out
+}
+
+// shardOf is the shard whose primary is p.
+func shardOf(ctx context.Context, t *topology.Topology, p *topology.Node) (topology.Shard, error) {
+	shards, err := t.Shards(ctx)
+	if err != nil {
+		return topology.Shard{}, err
+	}
+	for _, sh := range shards {
+		if sh.Primary == p {
+			return sh, nil
+		}
+	}
+	return topology.Shard{}, fmt.Errorf("%s heads no shard", p.Name)
 }
 
 func names(nodes []*topology.Node) string {
