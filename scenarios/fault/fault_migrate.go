@@ -22,12 +22,9 @@ var MigrateSlot Fault = migrateSlot{faultBase{"migrate-slot", clusterOnly, "move
 type migrateSlot struct{ faultBase }
 
 func (f migrateSlot) Inject(ctx context.Context, env Env) error {
-	mv, err := planMove(ctx, env.Topo, env.Key)
+	mv, err := planBestMove(ctx, env, f.name)
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.name, err)
-	}
-	if mv.method, err = bestMethod(ctx, mv.from, mv.to, atomicFirst...); err != nil {
-		return fmt.Errorf("%s: %w", f.name, err)
+		return err
 	}
 	win, end := env.openWindow(f.name, mv.from, mv.String())
 	defer end()

@@ -27,12 +27,9 @@ var MigrateAndFailover Fault = migrateAndFailover{faultBase{"migrate-and-failove
 type migrateAndFailover struct{ faultBase }
 
 func (f migrateAndFailover) Inject(ctx context.Context, env Env) (err error) {
-	mv, err := planMove(ctx, env.Topo, env.Key)
+	mv, err := planBestMove(ctx, env, f.name)
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.name, err)
-	}
-	if mv.method, err = bestMethod(ctx, mv.from, mv.to, atomicFirst...); err != nil {
-		return fmt.Errorf("%s: %w", f.name, err)
+		return err
 	}
 	win, end := env.openWindow(f.name, mv.from, mv.String())
 	defer end()

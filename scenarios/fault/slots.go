@@ -29,6 +29,20 @@ func (mv slotMove) String() string {
 
 // planMove finds the owner of key's slot and another primary to move it
 // to: the first by name among the primaries that own slots, so that a
+// planBestMove is planMove with the best method the two primaries share,
+// atomic first: what the faults that move the lock key's slot start with.
+// Errors name the fault.
+func planBestMove(ctx context.Context, env Env, fault string) (slotMove, error) {
+	mv, err := planMove(ctx, env.Topo, env.Key)
+	if err == nil {
+		mv.method, err = bestMethod(ctx, mv.from, mv.to, atomicFirst...)
+	}
+	if err != nil {
+		return mv, fmt.Errorf("%s: %w", fault, err)
+	}
+	return mv, nil
+}
+
 // replay picks the same one.
 func planMove(ctx context.Context, t *topology.Topology, key string) (slotMove, error) {
 	mv := slotMove{key: key, slot: topology.KeySlot(key)}
