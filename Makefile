@@ -7,6 +7,7 @@
 #   make gate-catch-rate  each mutant in the default workload, judged by lock-correct: out/gate-catch-rate/catch-rate.md
 #   make claims  the article's claims about Redlock, each over 20 seeds: out/claims/claims.md, README.md, docs/redlock.md
 #   make mitigations  the failover race under each mitigation, 20 seeds each: out/mitigations/mitigations.md, README.md, docs/redlock.md
+#   make migrations  every client while the lock key's slot moves, 20 seeds each: out/migrations/migrations.md, README.md, docs/migrations.md
 #   make false-alarms  the correct clients in the same workload: out/false-alarms/false-alarms.md
 #   make shrink-figures  violated runs shrunk to reproducers: out/shrink/shrink.md
 #   make matrix-rate  the default matrix over 20 seeds, a core busy: out/matrix-rate/matrix-rate.md, README.md, docs/matrix.md
@@ -20,7 +21,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations shrink-figures matrix-rate docs clean
+.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations migrations shrink-figures matrix-rate docs clean
 
 all: build
 
@@ -108,6 +109,17 @@ claims: images
 # the marked table of docs/redlock.md and its README line as claims does.
 mitigations: images
 	$(BIN) claims --table mitigations --out $(OUT)/mitigations --into README.md,docs/redlock.md $(CLAIMSFLAGS)
+
+# migrations runs each client (the built-in references and the Go lock
+# libraries) under each fault that moves the lock key's slot (migrate-slot,
+# migrate-slot-legacy, cancel-migration, migrate-and-failover, scale-out,
+# scale-in) on a valkey-9.1 cluster, and migrate-slot on redis-8.6, over
+# 20 seeds, each run on a cluster of its own, two at once (about 4 hours
+# on 2 cores: shard it with CLAIMSFLAGS="--shard I/4 --into=" and
+# lockcheck merge). It rewrites the marked table of docs/migrations.md and
+# its README line as claims does.
+migrations: images
+	$(BIN) claims --table migrations --parallel 2 --out $(OUT)/migrations --into README.md,docs/migrations.md $(CLAIMSFLAGS)
 
 # shrink-figures shrinks violated runs of the default matrix (the native
 # client) and of three mutants' scenarios with lockcheck shrink's default

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +37,7 @@ type Claims struct {
 const (
 	TableClaims      = "claims"
 	TableMitigations = "mitigations"
+	TableMigrations  = "migrations"
 )
 
 // ClaimRow is one claim (or mutant) run by one client.
@@ -71,10 +73,17 @@ type ClaimRow struct {
 	// Refused those an error reply refused (NOREPLICAS, and the
 	// failover's READONLY and the like), GivenBack those given back at
 	// once (a short WAIT), summed over the runs.
-	Acquires  int        `json:"acquires"`
-	Refused   int        `json:"refused"`
-	GivenBack int        `json:"given_back"`
-	Details   []ClaimRun `json:"runs_detail"`
+	Acquires  int `json:"acquires"`
+	Refused   int `json:"refused"`
+	GivenBack int `json:"given_back"`
+	// Redirects are the lock calls, over the runs, whose error the
+	// client surfaced was a cluster's redirect or refusal (ASK, MOVED,
+	// TRYAGAIN, CROSSSLOT, CLUSTERDOWN): a client that follows them
+	// surfaces none. NotReproduced counts the runs whose fault could not
+	// make its moment (checker's not-reproduced).
+	Redirects     int        `json:"redirects,omitempty"`
+	NotReproduced int        `json:"not_reproduced,omitempty"`
+	Details       []ClaimRun `json:"runs_detail"`
 }
 
 // ClaimRun is one seeded run.
@@ -98,9 +107,12 @@ type ClaimRun struct {
 	Overlap     Millis `json:"overlap_ms,omitempty"`
 	// Acquires, Refused and GivenBack count the run's acquires as
 	// ClaimRow does.
-	Acquires  int    `json:"acquires"`
-	Refused   int    `json:"refused"`
-	GivenBack int    `json:"given_back"`
+	Acquires  int `json:"acquires"`
+	Refused   int `json:"refused"`
+	GivenBack int `json:"given_back"`
+	// Redirects counts the lock calls that surfaced a cluster redirect
+	// or refusal as their error (ClaimRow.Redirects).
+	Redirects int    `json:"redirects,omitempty"`
 	Ops       int    `json:"ops"`
 	Elapsed   Millis `json:"elapsed_ms"`
 	Error     string `json:"error,omitempty"`
@@ -136,6 +148,8 @@ func (r *ClaimRow) Add(run ClaimRun) {
 	r.Acquires += run.Acquires
 	r.Refused += run.Refused
 	r.GivenBack += run.GivenBack
+	r.Redirects += run.Redirects
+	count(&r.NotReproduced, run.Class == "not-reproduced")
 }
 
 // AsExpected says whether the row showed what its claim expects, by the
@@ -155,6 +169,8 @@ func (r ClaimRow) AsExpected() bool {
 		return r.StaleReached > 0
 	case "stale writes stopped by the fence":
 		return r.StaleStopped > 0 && r.StaleReached == 0 && r.GateMet == r.Runs
+	case "measured":
+		return true
 	case "caught":
 		return r.Runs-r.GateMet >= r.Runs*19/20
 	}
@@ -174,13 +190,10 @@ func (r ClaimRun) Line() string {
 		r.Claim, r.Client, r.Seed, r.Verdict, r.Class, gate, r.DoubleHolders, r.LostIncrements, r.StaleStopped, r.LateGrants, r.Ops, r.Elapsed)
 }
 
-// WriteClaims writes claims.json and claims.md into dir (mitigations.json
-// and mitigations.md for the mitigations' table).
+// WriteClaims writes TABLE.json and TABLE.md into dir: claims,
+// mitigations or migrations.
 func WriteClaims(dir string, c *Claims) error {
-	name := "claims"
-	if c.Table == TableMitigations {
-		name = "mitigations"
-	}
+	name := cmp.Or(c.Table, TableClaims)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("claims folder: %w", err)
 	}
@@ -211,10 +224,14 @@ func ClaimsPage(w io.Writer, c *Claims) {
 // alone and links to docs/redlock.md, which shows both.
 func ClaimsBlocks(c *Claims) []Block {
 	var tables, rows strings.Builder
-	if c.Table == TableMitigations {
+	switch c.Table {
+	case TableMitigations:
 		mitigationsTable(&tables, c)
 		commands(&rows, c.Rows)
-	} else {
+	case TableMigrations:
+		migrationsTable(&tables, c)
+		commands(&rows, c.Rows)
+	default:
 		claimsTables(&tables, c)
 		commands(&rows, append(slices.Clone(c.Rows), c.Mutants...))
 	}
@@ -229,6 +246,9 @@ func ClaimsBlocks(c *Claims) []Block {
 // links to docs/redlock.md for the table.
 func claimsHeadline(c *Claims) string {
 	when := fmt.Sprintf("%s, %d seeds per row, measured %s UTC", c.Server, c.Runs, c.Started.UTC().Format("2006-01-02 15:04"))
+	if c.Table == TableMigrations {
+		return migrationsHeadline(c, when)
+	}
 	if c.Table == TableMitigations {
 		var parts []string
 		for _, r := range c.Rows {

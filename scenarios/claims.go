@@ -40,6 +40,9 @@ const (
 	// ExpectStaleStopped: the fence rejects stale writes, none gets
 	// through.
 	ExpectStaleStopped Expected = "stale writes stopped by the fence"
+	// ExpectMeasured: nothing is claimed; the figures are what the
+	// scenario shows (a fault that may lose a lock whatever the client).
+	ExpectMeasured Expected = "measured"
 )
 
 // RedlockClients are the Redlock implementations every claim runs: the

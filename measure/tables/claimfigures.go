@@ -2,6 +2,7 @@ package tables
 
 import (
 	"math"
+	"regexp"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
@@ -31,6 +32,25 @@ func claimFigures(r *reports.ClaimRun, h *history.History, result *checker.Resul
 	r.StaleStopped = rejectedWrites(h)
 	r.FirstDouble, r.Overlap = firstDouble(h, result)
 	r.Acquires, r.Refused, r.GivenBack = acquireCosts(h)
+	r.Redirects = redirects(h)
+}
+
+// clusterRefusal matches a cluster's redirect or refusal as a word of an
+// error, however a client wraps it: a client that follows ASK and MOVED,
+// and retries TRYAGAIN and CLUSTERDOWN, surfaces none of them from a
+// lock call.
+var clusterRefusal = regexp.MustCompile(`(^|[^A-Za-z])(ASK|MOVED|TRYAGAIN|CROSSSLOT|CLUSTERDOWN)([^A-Za-z]|$)`)
+
+// redirects counts the lock calls whose error was a cluster's redirect
+// or refusal.
+func redirects(h *history.History) int {
+	n := 0
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind != history.Write && op.Error != "" && clusterRefusal.MatchString(op.Error) {
+			n++
+		}
+	}
+	return n
 }
 
 // rejectedWrites counts the resource's rejections: the stale writes a

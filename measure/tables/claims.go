@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -60,7 +61,8 @@ func runKey(claim, client string, seed int64) string {
 // plan: every row's seeds, one run each.
 func (c Claims) rows() (rows, mutants []reports.ClaimRow, plan measure.Plan[claimJob]) {
 	add := func(row *reports.ClaimRow, s scenarios.Scenario, mutant bool) {
-		s.Server, s.Client = c.Build.Name, row.Client
+		s.Server = cmp.Or(s.Server, c.Build.Name)
+		s.Client = row.Client
 		row.Command = s.Command()
 		for seed := int64(1); seed <= int64(c.Runs); seed++ {
 			s.Seed = seed

@@ -25,6 +25,7 @@ var tableFiles = []struct {
 	{"false-alarms.json", mergeFalseAlarms},
 	{reports.TableClaims + ".json", mergeClaims},
 	{reports.TableMitigations + ".json", mergeClaims},
+	{reports.TableMigrations + ".json", mergeClaims},
 	{reports.ShrinkFiguresFile, mergeShrinkFigures},
 }
 
