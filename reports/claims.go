@@ -111,11 +111,14 @@ type ClaimRun struct {
 	Refused   int `json:"refused"`
 	GivenBack int `json:"given_back"`
 	// Redirects counts the lock calls that surfaced a cluster redirect
-	// or refusal as their error (ClaimRow.Redirects).
-	Redirects int    `json:"redirects,omitempty"`
-	Ops       int    `json:"ops"`
-	Elapsed   Millis `json:"elapsed_ms"`
-	Error     string `json:"error,omitempty"`
+	// or refusal as their error (ClaimRow.Redirects). NotReproduced says
+	// the run's fault could not make its moment (a window's unmet, or
+	// checker's not-reproduced): such a run never meets the gate.
+	Redirects     int    `json:"redirects,omitempty"`
+	NotReproduced bool   `json:"not_reproduced,omitempty"`
+	Ops           int    `json:"ops"`
+	Elapsed       Millis `json:"elapsed_ms"`
+	Error         string `json:"error,omitempty"`
 	// History is the saved history of a run with a double holder or a
 	// stale write that reached the resource, and of a mutant's run that
 	// met the gate (missed).
@@ -149,7 +152,7 @@ func (r *ClaimRow) Add(run ClaimRun) {
 	r.Refused += run.Refused
 	r.GivenBack += run.GivenBack
 	r.Redirects += run.Redirects
-	count(&r.NotReproduced, run.Class == "not-reproduced")
+	count(&r.NotReproduced, run.NotReproduced)
 }
 
 // AsExpected says whether the row showed what its claim expects, by the

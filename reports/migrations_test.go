@@ -22,7 +22,7 @@ func TestMigrationsTable(t *testing.T) {
 		row("migrate-slot", "native", "lock-correct", met, met),
 		row("migrate-slot", "redsync", "lock-correct", met, ClaimRun{Verdict: "violated", DoubleHolders: 1, Redirects: 3}),
 		row("migrate-and-failover", "native", "measured", met, ClaimRun{Verdict: "violated", DoubleHolders: 2}),
-		row("migrate-and-failover/fenced", "fenced", "lock-correct", met, ClaimRun{Verdict: "unknown", Class: "not-reproduced"}),
+		row("migrate-and-failover/fenced", "fenced", "lock-correct", met, ClaimRun{Verdict: "unknown", Class: "not-reproduced", NotReproduced: true}),
 	}}
 	var md strings.Builder
 	ClaimsPage(&md, c)

@@ -15,7 +15,9 @@ import (
 // its acquires cost.
 func claimFigures(r *reports.ClaimRun, h *history.History, result *checker.Result) {
 	r.Verdict, r.Class = string(result.Verdict), string(result.Class)
-	r.GateMet = checker.DefaultExpectation.Meets(result, h.Meta.Fenced) == nil
+	r.NotReproduced = result.Class == checker.ClassNotReproduced || unmet(h)
+	// a run whose fault did not make its moment is no evidence for the gate
+	r.GateMet = checker.DefaultExpectation.Meets(result, h.Meta.Fenced) == nil && !r.NotReproduced
 	if ch, ok := result.Checks.Find(checker.DoubleHolder); ok {
 		r.DoubleHolders = ch.Count
 	}
@@ -111,4 +113,14 @@ func acquireCosts(h *history.History) (took, refused, givenBack int) {
 		}
 	}
 	return took, refused, givenBack
+}
+
+// unmet says whether a fault window of the run could not make its moment.
+func unmet(h *history.History) bool {
+	for _, f := range h.Faults {
+		if f.Unmet != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -24,3 +24,16 @@ func TestRedirects(t *testing.T) {
 		t.Fatalf("redirects %d, want 4", got)
 	}
 }
+
+// A run with a fault window that could not make its moment is not
+// reproduced.
+func TestUnmet(t *testing.T) {
+	h := &history.History{Faults: []history.Fault{{Name: "migrate-slot"}}}
+	if unmet(h) {
+		t.Fatal("a window without unmet counted")
+	}
+	h.Faults = append(h.Faults, history.Fault{Name: "scale-out", Unmet: "add a shard failed"})
+	if !unmet(h) {
+		t.Fatal("an unmet window not counted")
+	}
+}

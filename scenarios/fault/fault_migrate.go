@@ -31,9 +31,6 @@ func (f migrateSlot) Inject(ctx context.Context, env Env) error {
 	bound := moveBound(env.TTL)
 	what, moved, err := migrateAndWait(ctx, env, mv, mv.slot, mv.slot, bound)
 	recordMove(ctx, env, win, mv, what, moved)
-	if !moved && ctx.Err() == nil {
-		env.unmet(win, "%s: %s", mv, what)
-	}
 	return err
 }
 
@@ -60,9 +57,6 @@ func (f migrateSlotLegacy) Inject(ctx context.Context, env Env) error {
 	begin := time.Now()
 	what, moved, err := slowLegacy(ctx, env, mv, env.TTL/2, env.TTL, moveBound(env.TTL))
 	recordMove(ctx, env, win, mv, fmt.Sprintf("%s after %s", what, time.Since(begin).Round(time.Millisecond)), moved)
-	if !moved && ctx.Err() == nil {
-		env.unmet(win, "%s: %s", mv, what)
-	}
 	return err
 }
 

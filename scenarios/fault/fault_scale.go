@@ -29,6 +29,7 @@ func (f scaleOut) Inject(ctx context.Context, env Env) error {
 	sh, err := env.Topo.AddShard(ctx)
 	if err != nil {
 		env.Rec.FaultTarget(win, mv.from.Name, "add a shard failed: "+err.Error())
+		env.unmet(win, "add a shard failed: %v", err)
 		return fmt.Errorf("%s: %w", f.name, err)
 	}
 	mv.to = sh.Primary
@@ -37,9 +38,6 @@ func (f scaleOut) Inject(ctx context.Context, env Env) error {
 	}
 	what, moved, err := migrateAndWait(ctx, env, mv, mv.slot, mv.slot, moveBound(env.TTL))
 	recordMove(ctx, env, win, mv, fmt.Sprintf("added %s (replica %s); %s", sh.Primary.Name, names(sh.Replicas), what), moved)
-	if !moved && ctx.Err() == nil {
-		env.unmet(win, "%s: %s", mv, what)
-	}
 	return err
 }
 
@@ -86,14 +84,21 @@ func (f scaleIn) Inject(ctx context.Context, env Env) error {
 	}
 	ok, err := f.empty(ctx, env, from, others, method, detail)
 	if !ok || err != nil {
-		if ctx.Err() == nil {
-			env.unmet(win, "%s was not emptied: %s", from.Name, log[len(log)-1])
-		}
+		env.unmet(win, "%s was not emptied: %s", from.Name, log[len(log)-1])
 		return err
 	}
-	if owner, err := env.Topo.SlotOwner(ctx, slot); err == nil {
-		env.Rec.FaultPromoted(win, owner.Name)
+	owner, err := env.Topo.SlotOwner(ctx, slot)
+	if err == nil {
+		var served string
+		served, err = servedBy(ctx, env, slotMove{key: env.Key, slot: slot, from: from, to: owner, method: method})
+		detail(served)
 	}
+	if err != nil {
+		detail("the lock key's new owner: " + err.Error())
+		env.unmet(win, "%s was emptied, but %v", from.Name, err)
+		return nil
+	}
+	env.Rec.FaultPromoted(win, owner.Name)
 	if err := env.Topo.RemoveShard(ctx, shard); err != nil {
 		detail("remove failed: " + err.Error())
 		return fmt.Errorf("%s: %w", f.name, err)

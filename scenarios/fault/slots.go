@@ -146,19 +146,49 @@ func cancelMove(ctx context.Context, m *topology.Migration) string {
 	return "cancelled"
 }
 
-// recordMove writes what happened into window win, and the slot's new
-// owner as the primary the fault made, once every running server names
-// it.
+// recordMove writes what happened into window win and says whether the
+// slot moved: not from the migration's reply alone, but once every
+// running server names the new owner and the new owner serves the lock
+// key itself (a GET on it alone, which a node that does not own the slot
+// answers with MOVED), while the source, when it still runs, sends it
+// away. The new owner is then the window's promoted node; a move that
+// did not happen, also one the run's end cut short, is the window's
+// unmet.
 func recordMove(ctx context.Context, env Env, win int, mv slotMove, what string, moved bool) {
 	env.Rec.FaultTarget(win, mv.from.Name, mv.String()+": "+what)
 	if !moved {
+		env.unmet(win, "%s: %s", mv, what)
 		return
 	}
-	if err := env.Topo.AwaitSlotOwner(ctx, mv.slot, mv.slot, mv.to, 10*time.Second); err != nil {
+	served, err := servedBy(ctx, env, mv)
+	if err != nil {
 		env.Rec.FaultTarget(win, mv.from.Name, fmt.Sprintf("%s: %s, but %v", mv, what, err))
+		env.unmet(win, "%s: %s, but %v", mv, what, err)
 		return
 	}
+	env.Rec.FaultTarget(win, mv.from.Name, fmt.Sprintf("%s: %s; %s", mv, what, served))
 	env.Rec.FaultPromoted(win, mv.to.Name)
+}
+
+// servedBy checks that mv's target owns the slot as the cluster says and
+// serves the lock key, and that its source no longer does; it says what
+// each answered.
+func servedBy(ctx context.Context, env Env, mv slotMove) (string, error) {
+	if err := env.Topo.AwaitSlotOwner(ctx, mv.slot, mv.slot, mv.to, 10*time.Second); err != nil {
+		return "", err
+	}
+	got, err := mv.to.Do(ctx, "GET", env.Key)
+	if err != nil {
+		return "", fmt.Errorf("the new owner does not serve %s: %w", env.Key, err)
+	}
+	says := fmt.Sprintf("%s serves %s (GET: %s)", mv.to.Name, env.Key, got)
+	if !mv.from.Running(ctx) {
+		return says, nil
+	}
+	if old, err := mv.from.Do(ctx, "GET", env.Key); err == nil || !strings.Contains(err.Error(), "MOVED") {
+		return "", fmt.Errorf("%s still serves %s (GET: %s, %v)", mv.from.Name, env.Key, old, err)
+	}
+	return says + ", " + mv.from.Name + " answers MOVED", nil
 }
 
 // settleKey is a key in key's slot, which its primary takes writes for
