@@ -34,6 +34,12 @@ const (
 	// IFEQRepeat: SET ... IFEQ a IFEQ b is accepted (observed on Redis
 	// 8.6.3); Valkey answers a syntax error.
 	IFEQRepeat Feature = "ifeq-repeat"
+	// ASKAtExec: in a transaction on a migrating source, a command whose
+	// key has moved is queued, and EXEC answers ASK (every key moved) or
+	// TRYAGAIN (some) for the whole (observed on Valkey 9.1.2); Valkey 8.x
+	// and Redis answer ASK to the command as it is queued, and EXEC then
+	// EXECABORT. 9.0 and 9.2 are not observed here.
+	ASKAtExec Feature = "ask-at-exec"
 	// CompatVersion: redis_version stays 7.2.4 and valkey_version carries
 	// the real version (every Valkey).
 	CompatVersion Feature = "valkey-version"
@@ -49,12 +55,12 @@ var expected = map[string]Features{
 	"valkey-8.0":    {WAITAOF: true, CompatVersion: true},
 	"valkey-8.1":    {IFEQ: true, WAITAOF: true, CompatVersion: true},
 	"valkey-9.0":    {IFEQ: true, DELIFEQ: true, WAITAOF: true, CompatVersion: true},
-	"valkey-9.1":    {IFEQ: true, DELIFEQ: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true},
-	"valkey-9.2-rc": {IFEQ: true, DELIFEQ: true, DELEX: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true},
+	"valkey-9.1":    {IFEQ: true, DELIFEQ: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true, ASKAtExec: true},
+	"valkey-9.2-rc": {IFEQ: true, DELIFEQ: true, DELEX: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true, ASKAtExec: true},
 	// 9.2 GA, from its release notes: what the release candidate has
 	// (DELEX with an IFEQ/IFNE condition); not observed here (no image
 	// offline), so no cell has confirmed it yet.
-	"valkey-9.2": {IFEQ: true, DELIFEQ: true, DELEX: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true},
+	"valkey-9.2": {IFEQ: true, DELIFEQ: true, DELEX: true, WAITAOF: true, CompatVersion: true, EnginesInfo: true, LuaModule: true, ASKAtExec: true},
 	"redis-7.0":  {},
 	"redis-8.6":  {IFEQ: true, IFEQWithNX: true, IFEQRepeat: true, IFNE: true, Digest: true, DELEXBare: true, DELEX: true, WAITAOF: true},
 }

@@ -21,6 +21,8 @@ func Cases() []Case {
 	all = append(all, replicationCases()...)
 	all = append(all, scriptCases()...)
 	all = append(all, failoverCases()...)
+	all = append(all, migrateCases()...)
+	all = append(all, atomicMigrateCases()...)
 	all = append(all, lastCases()...)
 	return all
 }
