@@ -57,23 +57,36 @@ func NewScript(t *topology.Topology, kinds []string, configure func(worker int, 
 	}
 	rec := history.NewRecorder()
 	s := &Script{Topo: t, Rec: rec, Res: NewResource(rec, lockclient.DrawsFences(kinds[0]), 0), observer: rec.NewClient()}
-	for i, kind := range kinds {
-		cfg := lockclient.ConfigFor(t)
-		cfg.ID, cfg.Clock = i, rec.Now
-		// A call that times out is an Unknown, which a script cannot build
-		// on: the budget is long next to any answer a server gives.
-		cfg.Timeout = 10 * time.Second
-		if configure != nil {
-			configure(i, &cfg)
-		}
-		c, err := lockclient.NewClient(kind, cfg)
-		if err != nil {
+	for _, kind := range kinds {
+		if _, err := s.AddWorker(kind, configure); err != nil {
 			s.Close()
-			return nil, fmt.Errorf("script: worker %d: %w", i, err)
+			return nil, err
 		}
-		s.workers = append(s.workers, scriptWorker{client: c, cid: rec.NewClient()})
 	}
 	return s, nil
+}
+
+// AddWorker builds one more worker of kind, numbered after the others, as
+// NewScript builds each, and returns its number. Its client is made now:
+// in a cluster it learns the slots' owners as they are now, where a
+// client made before a slot moved keeps the old owner until it refreshes
+// its map at a moment of its own choosing.
+func (s *Script) AddWorker(kind string, configure func(worker int, cfg *lockclient.Config)) (int, error) {
+	i := len(s.workers)
+	cfg := lockclient.ConfigFor(s.Topo)
+	cfg.ID, cfg.Clock = i, s.Rec.Now
+	// A call that times out is an Unknown, which a script cannot build
+	// on: the budget is long next to any answer a server gives.
+	cfg.Timeout = 10 * time.Second
+	if configure != nil {
+		configure(i, &cfg)
+	}
+	c, err := lockclient.NewClient(kind, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("script: worker %d: %w", i, err)
+	}
+	s.workers = append(s.workers, scriptWorker{client: c, cid: s.Rec.NewClient()})
+	return i, nil
 }
 
 // Close closes every worker's client.

@@ -149,11 +149,7 @@ func (l *LegacyMigration) keysIn(ctx context.Context, n *Node, slot int) ([]stri
 // importing the slot (a rollback's source), MIGRATE reads the keys only
 // after ASKING on the same connection.
 func (l *LegacyMigration) migrate(ctx context.Context, src, dst *Node, keys []string) error {
-	args := []string{"MIGRATE", dst.IP.String(), strconv.Itoa(ServerPort), "", "0", strconv.FormatInt(l.opts.Timeout.Milliseconds(), 10)}
-	if l.opts.Replace {
-		args = append(args, "REPLACE")
-	}
-	args = append(append(args, "KEYS"), keys...)
+	args := l.migrateArgs(dst, keys)
 	c, err := src.Client()
 	if err != nil {
 		return err
@@ -165,6 +161,16 @@ func (l *LegacyMigration) migrate(ctx context.Context, src, dst *Node, keys []st
 		}
 	}
 	return nil
+}
+
+// migrateArgs is the MIGRATE of keys to dst, with the options' timeout
+// and REPLACE.
+func (l *LegacyMigration) migrateArgs(dst *Node, keys []string) []string {
+	args := []string{"MIGRATE", dst.IP.String(), strconv.Itoa(ServerPort), "", "0", strconv.FormatInt(l.opts.Timeout.Milliseconds(), 10)}
+	if l.opts.Replace {
+		args = append(args, "REPLACE")
+	}
+	return append(append(args, "KEYS"), keys...)
 }
 
 // Finish hands the slots to the target: SETSLOT NODE on the target first,
