@@ -13,18 +13,24 @@ import (
 
 // MigrateAndFailover kills the source of a migration of the lock key's
 // slot midway: the lock may be on the source, on the target, or on both,
-// when the source's replica takes over. An atomic migration is kept
-// midway as cancel-migration keeps it (its target drops the source's
-// packets until the kill); a legacy one begins and moves its keys with a
+// when the source's replica takes over. A Valkey atomic migration is
+// held at waiting-to-pause by the source's hook (the slot copied to the
+// target and streaming, the source its owner still), Redis's as
+// cancel-migration keeps it (its target drops the source's packets until
+// the kill, so it never begins importing); a legacy one begins and moves its keys with a
 // quarter lease after each, and the kill comes after the first key moved
 // (or half a lease). Then the promotion, and the migration's end as the
 // servers say it (it may fail: the window says what they answered),
 // within 30 s, else it is cancelled. A legacy migration, whose state the
 // promoted replica does not finish, is rolled back onto it. The killed
 // node comes back as kill-primary's does, as a replica.
-var MigrateAndFailover Fault = migrateAndFailover{faultBase{"migrate-and-failover", clusterOnly, "starts moving the lock key's slot (best method) and SIGKILLs its source midway; a replica is promoted, the migration's end is what the servers say (30 s at most, else cancelled; legacy rolled back onto the promoted replica); the killed node comes back as a replica"}}
+var MigrateAndFailover Fault = migrateAndFailover{faultBase{"migrate-and-failover", clusterOnly, "starts moving the lock key's slot (best method) and SIGKILLs its source midway (a Valkey atomic migration held at waiting-to-pause by the source's hook, the slot copied and streaming; else with the target cut off); a replica is promoted, the migration's end is what the servers say (30 s at most, else cancelled; legacy rolled back onto the promoted replica); the killed node comes back as a replica"}}
 
 type migrateAndFailover struct{ faultBase }
+
+// errBeforeKill is a failure before the source was killed: the fault
+// then did nothing a run could show, and the window says so (unmet).
+var errBeforeKill = errors.New("before the kill")
 
 func (f migrateAndFailover) Inject(ctx context.Context, env Env) (err error) {
 	mv, err := planBestMove(ctx, env, f.name)
@@ -43,6 +49,10 @@ func (f migrateAndFailover) Inject(ctx context.Context, env Env) (err error) {
 		what += "; " + err.Error()
 	}
 	env.Rec.FaultTarget(win, mv.from.Name, mv.String()+": "+what)
+	if errors.Is(err, errBeforeKill) {
+		env.unmet(win, "%s: %s", mv, what)
+		return nil
+	}
 	if rerr := (killPrimary{}).rejoin(ctx, env, mv.from); rerr != nil {
 		return errors.Join(err, fmt.Errorf("%s: %s did not rejoin: %w", f.name, mv.from.Name, rerr))
 	}
@@ -52,24 +62,22 @@ func (f migrateAndFailover) Inject(ctx context.Context, env Env) (err error) {
 	return errors.Join(err, settle(ctx, env))
 }
 
-// atomic starts an atomic migration that cannot end (the target drops
-// the source's packets), kills the source, heals the cut and follows the
-// migration on its target.
+// atomic starts an atomic migration held midway, kills the source and
+// follows the migration on its target. A Valkey migration is held by the
+// source's own hook at waiting-to-pause (the slot copied to the target
+// and streaming, the source still its owner); a build without the hook
+// (Redis's migration) is held by cutting the target off from the
+// source, so that it never begins importing, and healed after the kill.
 func (f migrateAndFailover) atomic(ctx context.Context, env Env, win int, mv slotMove) (string, error) {
-	if err := mv.to.Cut(ctx, mv.from); err != nil {
-		return "", fmt.Errorf("cut %s off from %s: %w", mv.to.Name, mv.from.Name, err)
-	}
-	heal := sync.OnceValue(func() error {
-		cctx, cancel := cleanup(ctx)
-		defer cancel()
-		return mv.to.Heal(cctx)
-	})
+	m, heal, err := startHeld(ctx, env, mv)
 	defer heal()
-	m, err := env.Topo.MigrateSlots(ctx, mv.method, mv.from, mv.to, mv.slot, mv.slot, topology.MigrateOptions{})
 	if err != nil {
-		return "failed to start", err
+		what := "failed to start, or to hold it midway"
+		if m != nil {
+			what += "; " + cancelMove(ctx, m)
+		}
+		return what, fmt.Errorf("%w: %v", errBeforeKill, err)
 	}
-	pace.Hold(ctx, cancelAfter)
 	before, _ := m.Status(ctx)
 	promoted, err := killAndPromote(ctx, env, win, mv.from, heal)
 	what := fmt.Sprintf("SIGKILL of %s at %s; %s", mv.from.Name, before, promoted)
@@ -93,13 +101,47 @@ func (f migrateAndFailover) atomic(ctx context.Context, env Env, win int, mv slo
 	return fmt.Sprintf("%s; the migration did not end within %s (last %s, %v); %s", what, bound, st, serr, cancelMove(ctx, m)), nil
 }
 
+// startHeld starts mv's atomic migration and holds it midway (see
+// atomic); heal undoes the hold by a cut, at most once.
+func startHeld(ctx context.Context, env Env, mv slotMove) (*topology.Migration, func() error, error) {
+	none := func() error { return nil }
+	if mv.method == topology.MigrateValkeyAtomic && mv.from.HoldMigration(ctx, topology.HoldBeforePause, true) == nil {
+		m, err := env.Topo.MigrateSlots(ctx, mv.method, mv.from, mv.to, mv.slot, mv.slot, topology.MigrateOptions{})
+		if err == nil {
+			err = pace.Poll(ctx, 10*time.Second+env.TTL, 20*time.Millisecond, func() bool {
+				st, serr := m.Status(ctx)
+				return serr == nil && st.Phase == topology.WaitingToPause
+			})
+		}
+		if err != nil {
+			cctx, cancel := cleanup(ctx)
+			defer cancel()
+			mv.from.HoldMigration(cctx, topology.HoldBeforePause, false)
+		}
+		return m, none, err
+	}
+	if err := mv.to.Cut(ctx, mv.from); err != nil {
+		return nil, none, fmt.Errorf("cut %s off from %s: %w", mv.to.Name, mv.from.Name, err)
+	}
+	heal := sync.OnceValue(func() error {
+		cctx, cancel := cleanup(ctx)
+		defer cancel()
+		return mv.to.Heal(cctx)
+	})
+	m, err := env.Topo.MigrateSlots(ctx, mv.method, mv.from, mv.to, mv.slot, mv.slot, topology.MigrateOptions{})
+	if err == nil {
+		err = pace.Hold(ctx, cancelAfter)
+	}
+	return m, heal, err
+}
+
 // legacy begins a legacy migration, moves keys in the background with a
 // quarter lease after each, kills the source once one moved (or after
 // half a lease), and rolls the migration back onto the promoted replica.
 func (f migrateAndFailover) legacy(ctx context.Context, env Env, win int, mv slotMove) (string, error) {
 	l, err := env.Topo.BeginLegacyMigration(ctx, mv.from, mv.to, mv.slot, mv.slot, topology.MigrateOptions{KeyPause: env.TTL / 4})
 	if err != nil {
-		return "failed to begin", err
+		return "failed to begin", fmt.Errorf("%w: %v", errBeforeKill, err)
 	}
 	mctx, stop := context.WithCancel(ctx)
 	defer stop()
