@@ -250,3 +250,20 @@ func TestGateCatchRateMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// A fault that made a new primary or moved the slot marks, on every key's
+// timeline, the instant the new owner was first seen serving, and names it.
+func TestTimelineMarksTheNewOwner(t *testing.T) {
+	h := doubleHolder()
+	h.Faults[0].Name, h.Faults[0].Target = "migrate-slot", "n2"
+	h.Faults[0].Promoted, h.Faults[0].PromotedAt = "n0", 430e6
+	var b bytes.Buffer
+	if err := RenderReport(&b, h, check(t, h), "", "", TimelineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<line class="owner"`, "n0 serves the key (before it, n2)", `<text class="owner"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}

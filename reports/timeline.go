@@ -223,6 +223,7 @@ func drawKey(key string, d *keyData, faults []history.Fault, end int64, o Timeli
 		x0, x1 := x(f.Start), x(fe)
 		fmt.Fprintf(&s, `<rect class="fault" fill="#ff7f0e" fill-opacity="0.15" x="%.1f" y="0" width="%.1f" height="%d"><title>%s</title></rect>`,
 			x0, max(x1-x0, 2), plotH, html.EscapeString(faultText(f, fe)))
+		drawOwnerChange(&s, f, x, in, plotH)
 	}
 	for _, hd := range d.holds {
 		if !in(hd.Start, hd.End) {
@@ -354,6 +355,20 @@ func tickLabel(ns, step float64) string {
 		return fmt.Sprintf("%gms", ns/1e6)
 	}
 	return fmt.Sprintf("%gµs", ns/1e3)
+}
+
+// drawOwnerChange marks the instant a fault's new primary (a promoted
+// replica, or the new owner of a moved slot) was first seen serving: the
+// node that answered the key before it is the window's target, the one
+// after it is named here.
+func drawOwnerChange(s *strings.Builder, f history.Fault, x func(int64) float64, in func(a, b int64) bool, plotH int) {
+	if f.Promoted == "" || f.PromotedAt == 0 || !in(f.PromotedAt, f.PromotedAt) {
+		return
+	}
+	xp := x(f.PromotedAt)
+	what := fmt.Sprintf("from %s %s serves the key (before it, %s)", secs(f.PromotedAt), f.Promoted, f.Target)
+	fmt.Fprintf(s, `<line class="owner" stroke="#ff7f0e" stroke-width="2" x1="%.1f" x2="%.1f" y1="0" y2="%d"><title>%s</title></line>`, xp, xp, plotH, html.EscapeString(what))
+	fmt.Fprintf(s, `<text class="owner" font-family="sans-serif" font-size="10" fill="#b35900" x="%.1f" y="10">%s</text>`, xp+3, html.EscapeString(f.Promoted))
 }
 
 func faultText(f history.Fault, end int64) string {
