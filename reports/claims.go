@@ -114,14 +114,16 @@ type ClaimRun struct {
 	// or refusal as their error (ClaimRow.Redirects). NotReproduced says
 	// the run's fault could not make its moment (a window's unmet, or
 	// checker's not-reproduced): such a run never meets the gate.
-	Redirects     int    `json:"redirects,omitempty"`
-	NotReproduced bool   `json:"not_reproduced,omitempty"`
-	Ops           int    `json:"ops"`
-	Elapsed       Millis `json:"elapsed_ms"`
-	Error         string `json:"error,omitempty"`
+	Redirects     int  `json:"redirects,omitempty"`
+	NotReproduced bool `json:"not_reproduced,omitempty"`
+	// Failed names the checks that failed.
+	Failed  []string `json:"failed,omitempty"`
+	Ops     int      `json:"ops"`
+	Elapsed Millis   `json:"elapsed_ms"`
+	Error   string   `json:"error,omitempty"`
 	// History is the saved history of a run with a double holder or a
-	// stale write that reached the resource, and of a mutant's run that
-	// met the gate (missed).
+	// stale write that reached the resource, of a correct client's run
+	// that missed the gate, and of a mutant's run that met it (missed).
 	History string `json:"history,omitempty"`
 }
 
@@ -188,6 +190,9 @@ func (r ClaimRun) Line() string {
 	gate := "gate met"
 	if !r.GateMet {
 		gate = "gate NOT met"
+	}
+	if len(r.Failed) > 0 {
+		gate += ", failed " + strings.Join(r.Failed, " ")
 	}
 	return fmt.Sprintf("%s / %s seed %d: %s (%s), %s; double holders %d, lost increments %d, stale writes stopped %d, late grants %d; %d ops, %s",
 		r.Claim, r.Client, r.Seed, r.Verdict, r.Class, gate, r.DoubleHolders, r.LostIncrements, r.StaleStopped, r.LateGrants, r.Ops, r.Elapsed)

@@ -35,6 +35,7 @@ func claimFigures(r *reports.ClaimRun, h *history.History, result *checker.Resul
 	r.FirstDouble, r.Overlap = firstDouble(h, result)
 	r.Acquires, r.Refused, r.GivenBack = acquireCosts(h)
 	r.Redirects = redirects(h)
+	r.Failed, _ = Failing(result)
 }
 
 // clusterRefusal matches a cluster's redirect or refusal as a word of an
