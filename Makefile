@@ -8,6 +8,7 @@
 #   make claims  the article's claims about Redlock, each over 20 seeds: out/claims/claims.md, README.md, docs/redlock.md
 #   make mitigations  the failover race under each mitigation, 20 seeds each: out/mitigations/mitigations.md, README.md, docs/redlock.md
 #   make migrations  every client while the lock key's slot moves, 20 seeds each: out/migrations/migrations.md, README.md, docs/migrations.md
+#   make report-card  each lock library under each fault on Sentinel and cluster, 20 seeds each: out/report-card/report-card.md, README.md, docs/report-card.md
 #   make false-alarms  the correct clients in the same workload: out/false-alarms/false-alarms.md
 #   make shrink-figures  violated runs shrunk to reproducers: out/shrink/shrink.md
 #   make matrix-rate  the default matrix over 20 seeds, a core busy: out/matrix-rate/matrix-rate.md, README.md, docs/matrix.md
@@ -21,7 +22,7 @@ OUT      ?= out
 # Ryuk's image cannot be pulled offline: lockcheck removes what it starts.
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 
-.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations migrations shrink-figures matrix-rate docs clean
+.PHONY: all setup images build run test unit safety bench catch-rate gate-catch-rate false-alarms claims mitigations migrations report-card shrink-figures matrix-rate docs clean
 
 all: build
 
@@ -120,6 +121,17 @@ mitigations: images
 # its README line as claims does.
 migrations: images
 	$(BIN) claims --table migrations --parallel 2 --out $(OUT)/migrations --into README.md,docs/migrations.md $(CLAIMSFLAGS)
+
+# report-card runs each lock library lockcheck drives (redsync, redislock,
+# valkeylock, redis-py's Lock through the adapter) and the native and
+# fenced clients under each fault family a user meets (none, kill-primary,
+# clock-jump, pause-client, partition-primary, script-flush, latency) on
+# Sentinel and on a cluster of valkey-9.1, over 20 seeds, two at once
+# (many hours on 2 cores: shard it with CLAIMSFLAGS="--shard I/N --into="
+# and lockcheck merge). It rewrites the marked table of
+# docs/report-card.md and its README lines as claims does.
+report-card: images
+	$(BIN) claims --table report-card --parallel 2 --out $(OUT)/report-card --into README.md,docs/report-card.md $(CLAIMSFLAGS)
 
 # shrink-figures shrinks violated runs of the default matrix (the native
 # client) and of three mutants' scenarios with lockcheck shrink's default

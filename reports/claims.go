@@ -38,6 +38,7 @@ const (
 	TableClaims      = "claims"
 	TableMitigations = "mitigations"
 	TableMigrations  = "migrations"
+	TableReportCard  = "report-card"
 )
 
 // ClaimRow is one claim (or mutant) run by one client.
@@ -83,6 +84,7 @@ type ClaimRow struct {
 	// make its moment (checker's not-reproduced).
 	Redirects     int        `json:"redirects,omitempty"`
 	NotReproduced int        `json:"not_reproduced,omitempty"`
+	Card          CardTally  `json:"card"`
 	Details       []ClaimRun `json:"runs_detail"`
 }
 
@@ -117,10 +119,11 @@ type ClaimRun struct {
 	Redirects     int  `json:"redirects,omitempty"`
 	NotReproduced bool `json:"not_reproduced,omitempty"`
 	// Failed names the checks that failed.
-	Failed  []string `json:"failed,omitempty"`
-	Ops     int      `json:"ops"`
-	Elapsed Millis   `json:"elapsed_ms"`
-	Error   string   `json:"error,omitempty"`
+	Failed []string `json:"failed,omitempty"`
+	CardRun
+	Ops     int    `json:"ops"`
+	Elapsed Millis `json:"elapsed_ms"`
+	Error   string `json:"error,omitempty"`
 	// History is the saved history of a run with a double holder or a
 	// stale write that reached the resource, of a correct client's run
 	// that missed the gate, and of a mutant's run that met it (missed).
@@ -155,6 +158,7 @@ func (r *ClaimRow) Add(run ClaimRun) {
 	r.GivenBack += run.GivenBack
 	r.Redirects += run.Redirects
 	count(&r.NotReproduced, run.NotReproduced)
+	r.Card.add(run)
 }
 
 // AsExpected says whether the row showed what its claim expects, by the
@@ -239,6 +243,9 @@ func ClaimsBlocks(c *Claims) []Block {
 	case TableMigrations:
 		migrationsTable(&tables, c)
 		commands(&rows, c.Rows)
+	case TableReportCard:
+		reportCardTables(&tables, c)
+		commands(&rows, c.Rows)
 	default:
 		claimsTables(&tables, c)
 		commands(&rows, append(slices.Clone(c.Rows), c.Mutants...))
@@ -254,8 +261,11 @@ func ClaimsBlocks(c *Claims) []Block {
 // links to docs/redlock.md for the table.
 func claimsHeadline(c *Claims) string {
 	when := fmt.Sprintf("%s, %d seeds per row, measured %s UTC", c.Server, c.Runs, c.Started.UTC().Format("2006-01-02 15:04"))
-	if c.Table == TableMigrations {
+	switch c.Table {
+	case TableMigrations:
 		return migrationsHeadline(c, when)
+	case TableReportCard:
+		return reportCardHeadline(c, when)
 	}
 	if c.Table == TableMitigations {
 		var parts []string

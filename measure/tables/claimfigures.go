@@ -3,6 +3,7 @@ package tables
 import (
 	"math"
 	"regexp"
+	"strings"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
@@ -36,6 +37,28 @@ func claimFigures(r *reports.ClaimRun, h *history.History, result *checker.Resul
 	r.Acquires, r.Refused, r.GivenBack = acquireCosts(h)
 	r.Redirects = redirects(h)
 	r.Failed, _ = Failing(result)
+	cardFigures(&r.CardRun, h, result)
+}
+
+// cardFigures takes the report card's figures of a run: its time to
+// notice, and the errors its client surfaced by kind.
+func cardFigures(c *reports.CardRun, h *history.History, result *checker.Result) {
+	if n := result.TimeToNotice; n != nil {
+		c.Losses, c.NeverTold = n.Losses, n.NeverTold
+		c.NoticeMedian, c.NoticeWorst = reports.Millis(math.Round(n.MedianMs)), reports.Millis(math.Round(n.WorstMs))
+	}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		switch {
+		case op.Kind == history.Write || op.Error == "":
+		case strings.HasPrefix(op.Error, "NOSCRIPT") || strings.Contains(op.Error, " NOSCRIPT"):
+			c.NoScript++
+		case strings.Contains(strings.ToLower(op.Error), "unknown command"):
+			c.UnknownCommand++
+		default:
+			c.OtherErrors++
+		}
+	}
 }
 
 // clusterRefusal matches a cluster's redirect or refusal as a word of an

@@ -173,7 +173,7 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 		return r
 	}
 	claimFigures(&r, h, run.result())
-	if r.DoubleHolders > 0 || r.LostIncrements > 0 || j.mutant == r.GateMet {
+	if r.DoubleHolders > 0 || r.LostIncrements > 0 || j.mutant == r.GateMet || r.NeverTold > 0 {
 		name := fmt.Sprintf("%s-%s-seed%d.history.json", scenarios.SafeName(j.claim), scenarios.SafeName(j.s.Client), j.s.Seed)
 		r.History = run.keep(c.Out, name, l.Logf)
 	}

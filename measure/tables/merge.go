@@ -26,6 +26,7 @@ var tableFiles = []struct {
 	{reports.TableClaims + ".json", mergeClaims},
 	{reports.TableMitigations + ".json", mergeClaims},
 	{reports.TableMigrations + ".json", mergeClaims},
+	{reports.TableReportCard + ".json", mergeClaims},
 	{reports.ShrinkFiguresFile, mergeShrinkFigures},
 }
 

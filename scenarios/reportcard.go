@@ -1,0 +1,80 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/topology"
+)
+
+// PythonLock is redis-py's Lock, driven through the shipped adapter.
+const PythonLock = "external:/usr/bin/python3 adapters/python/redis_py_adapter.py --mode lock"
+
+// ReportCardClients are the report card's rows: the lock libraries
+// lockcheck drives (redsync, redislock, valkeylock, redis-py's Lock) and
+// the built-in native and fenced clients as references.
+var ReportCardClients = []string{"redsync", "redislock", "valkeylock", PythonLock, "native", "fenced"}
+
+// ReportCardFaults are the fault families a user of a lock meets, in the
+// card's order ("" is a run with no fault).
+var ReportCardFaults = []string{"", fault.KillPrimary.Name(), fault.ClockJump.Name(), fault.PauseClient.Name(),
+	fault.PartitionPrimary.Name(), fault.ScriptFlush.Name(), fault.Latency.Name()}
+
+// ReportCardTopologies are the deployments the card covers.
+var ReportCardTopologies = []topology.Kind{topology.Sentinel, topology.Cluster}
+
+// reportCardScenario is the default workload (stalls, late holds, pauses
+// inside lock calls: every timeout path of a library) with a 5 s lease,
+// longer than a failover here, and 20 s for one fault step and its
+// aftermath.
+func reportCardScenario(k topology.Kind, f string) Scenario {
+	s := Scenario{
+		ServerSettings:  ServerSettings{Topology: k},
+		TrafficSettings: TrafficSettings{TTL: 5 * time.Second, Duration: 20 * time.Second},
+	}
+	if f != "" {
+		s.Faults = []string{f}
+	}
+	return s
+}
+
+// ReportCardClaims are the card's cells, a claim per topology and fault,
+// run by every client. Every client is held to the default gate
+// (lock-correct) but where the fault hands one lock to two clients by
+// design (fault.HandsLockTwice): no unfenced lock can help that, so the
+// unfenced clients' figures there are measured, not judged, and the
+// fenced client, whose fence must stop the stale holder, is judged apart.
+func ReportCardClaims() []Claim {
+	var out []Claim
+	unfenced := []string{}
+	for _, c := range ReportCardClients {
+		if c != "fenced" {
+			unfenced = append(unfenced, c)
+		}
+	}
+	for _, k := range ReportCardTopologies {
+		for _, f := range ReportCardFaults {
+			name, says := string(k)+"/"+cardFaultName(f), "the default workload with no fault"
+			if ft, err := fault.Lookup(f); err == nil {
+				says = describe(ft)
+			}
+			s := reportCardScenario(k, f)
+			if !fault.HandsLockTwice(f) {
+				out = append(out, Claim{Name: name, Says: says, Expect: ExpectGateMet, Clients: ReportCardClients, Scenario: s})
+				continue
+			}
+			out = append(out,
+				Claim{Name: name, Says: says + "; it hands the lock to two clients by design", Expect: ExpectMeasured, Clients: unfenced, Scenario: s},
+				Claim{Name: name + "/fenced", Says: says + "; the fence stops the stale holder", Expect: ExpectGateMet, Clients: []string{"fenced"}, Scenario: s})
+		}
+	}
+	return out
+}
+
+// cardFaultName is a fault's column name ("none" for no fault).
+func cardFaultName(f string) string {
+	if f == "" {
+		return "none"
+	}
+	return f
+}
