@@ -14,11 +14,13 @@ type CardRun struct {
 	NeverTold    int    `json:"never_told,omitempty"`
 	NoticeMedian Millis `json:"notice_median_ms,omitempty"`
 	NoticeWorst  Millis `json:"notice_worst_ms,omitempty"`
-	// NoScript, UnknownCommand and OtherErrors count the lock calls whose
-	// error was NOSCRIPT (a script cache emptied under a library that
-	// does not load it again), an unknown command (a build without the
-	// command or without Lua), or anything else.
+	// NoScript, UnknownCommand, NoReply and OtherErrors count the lock
+	// calls whose error was NOSCRIPT (a script cache emptied under a
+	// library that does not load it again), an unknown command (a build
+	// without the command or without Lua), no reply (a timeout or a
+	// broken connection: the outcome unknown), or anything else.
 	NoScript       int `json:"noscript,omitempty"`
+	NoReply        int `json:"no_reply,omitempty"`
 	UnknownCommand int `json:"unknown_command,omitempty"`
 	OtherErrors    int `json:"other_errors,omitempty"`
 }
@@ -33,6 +35,7 @@ type CardTally struct {
 	Worst          Millis   `json:"notice_worst_ms"`
 	WorstRun       string   `json:"worst_run,omitempty"`
 	NoScript       int      `json:"noscript"`
+	NoReply        int      `json:"no_reply"`
 	UnknownCommand int      `json:"unknown_command"`
 	OtherErrors    int      `json:"other_errors"`
 }
@@ -47,6 +50,7 @@ func (t *CardTally) add(r ClaimRun) {
 		t.Worst, t.WorstRun = r.NoticeWorst, r.History
 	}
 	t.NoScript += r.NoScript
+	t.NoReply += r.NoReply
 	t.UnknownCommand += r.UnknownCommand
 	t.OtherErrors += r.OtherErrors
 }
@@ -57,16 +61,16 @@ func (t CardTally) notice() string {
 	if t.Losses == 0 {
 		return "no loss"
 	}
-	s := "never told"
+	var parts []string
 	if len(t.Medians) > 0 {
 		m := slices.Clone(t.Medians)
 		slices.Sort(m)
-		s = fmt.Sprintf("%s / %s", ms(m[len(m)/2]), ms(t.Worst))
+		parts = append(parts, fmt.Sprintf("%s / %s", ms(m[len(m)/2]), ms(t.Worst)))
 	}
 	if t.NeverTold > 0 {
-		s += fmt.Sprintf(", %d of %d never told", t.NeverTold, t.Losses)
+		parts = append(parts, fmt.Sprintf("%d of %d never told", t.NeverTold, t.Losses))
 	}
-	return s
+	return strings.Join(parts, ", ")
 }
 
 // errors is the tally's surfaced errors as a cell shows them.
@@ -75,7 +79,7 @@ func (t CardTally) errors() string {
 	for _, e := range []struct {
 		n    int
 		what string
-	}{{t.NoScript, "NOSCRIPT"}, {t.UnknownCommand, "unknown command"}, {t.OtherErrors, "other"}} {
+	}{{t.NoScript, "NOSCRIPT"}, {t.UnknownCommand, "unknown command"}, {t.NoReply, "no reply"}, {t.OtherErrors, "other"}} {
 		if e.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", e.n, e.what))
 		}

@@ -51,6 +51,8 @@ func cardFigures(c *reports.CardRun, h *history.History, result *checker.Result)
 		op := &h.Ops[i]
 		switch {
 		case op.Kind == history.Write || op.Error == "":
+		case op.Outcome == history.Unknown:
+			c.NoReply++
 		case strings.HasPrefix(op.Error, "NOSCRIPT") || strings.Contains(op.Error, " NOSCRIPT"):
 			c.NoScript++
 		case strings.Contains(strings.ToLower(op.Error), "unknown command"):

@@ -3,7 +3,9 @@ package tables
 import (
 	"testing"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/reports"
 )
 
 // A lock call whose error is a cluster's redirect or refusal counts; other
@@ -35,5 +37,26 @@ func TestUnmet(t *testing.T) {
 	h.Faults = append(h.Faults, history.Fault{Name: "scale-out", Unmet: "add a shard failed"})
 	if !unmet(h) {
 		t.Fatal("an unmet window not counted")
+	}
+}
+
+// The report card's figures of a run: the time to notice from the check,
+// and the lock calls' errors by kind (the resource's writes aside).
+func TestCardFigures(t *testing.T) {
+	h := &history.History{Ops: []history.Op{
+		{Kind: history.Extend, Outcome: history.Fail, Error: "NOSCRIPT No matching script. Please use EVAL."},
+		{Kind: history.Release, Outcome: history.Fail, Error: "redislock: NOSCRIPT No matching script"},
+		{Kind: history.Acquire, Outcome: history.Fail, Error: "ERR unknown command 'DELIFEQ'"},
+		{Kind: history.Acquire, Outcome: history.Unknown, Error: "no reply within 1s: context deadline exceeded"},
+		{Kind: history.Acquire, Outcome: history.Fail, Error: "READONLY You can't write against a read only replica."},
+		{Kind: history.Write, Outcome: history.Fail, Error: "stale fence"},
+	}}
+	res := &checker.Result{}
+	res.TimeToNotice = &checker.NoticeSummary{Losses: 3, Told: 2, NeverTold: 1, MedianMs: 120.4, WorstMs: 900.6}
+	var c reports.CardRun
+	cardFigures(&c, h, res)
+	want := reports.CardRun{Losses: 3, NeverTold: 1, NoticeMedian: 120, NoticeWorst: 901, NoScript: 2, UnknownCommand: 1, NoReply: 1, OtherErrors: 1}
+	if c != want {
+		t.Fatalf("figures %+v, want %+v", c, want)
 	}
 }
