@@ -42,6 +42,7 @@ func clientCases(t *testing.T) []clientCase {
 		{kind: "redsync", storesToken: true, key: same, ttlAfterExtend: "px"},
 		{kind: "redislock", storesToken: true, key: same, ttlAfterExtend: "px"},
 		{kind: "valkeylock", key: func(n string) string { return "valkeylock:0:" + n }, ttlAfterExtend: "px", extendIsLocal: true},
+		{kind: "glide", storesToken: true, key: same, ttlAfterExtend: "px"},
 		{kind: pythonAdapter(t), storesToken: true, key: same, ttlAfterExtend: "px"},
 	}
 	return cases

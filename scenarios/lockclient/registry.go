@@ -99,6 +99,7 @@ var registry = map[string]kindSpec{
 	"redsync":    {needs: luaNeeds, library: true, majority: true, build: newRedsync, doc: "go-redsync/redsync v4 with its valkey-go pool; one pool per node on a redlock topology"},
 	"redislock":  {needs: luaNeeds, library: true, build: newRedislock, doc: "bsm/redislock on go-redis v9 (Lua to obtain, refresh and release)"},
 	"valkeylock": {needs: luaNeeds, library: true, opaque: true, build: newValkeylock, doc: "valkey-go's valkeylock; its adapter lets a lock the workload neither extends nor releases lapse after its TTL"},
+	"glide":      {needs: nativeNeeds, library: true, build: newGlide, doc: "Valkey GLIDE's Go client (Rust core, cgo): SET NX PX, SET IFEQ PX and DELIFEQ as the native client; no Sentinel mode"},
 }
 
 // Kinds lists the built-in client kinds, sorted; "external:CMD" is the one

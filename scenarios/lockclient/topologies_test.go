@@ -26,7 +26,7 @@ func TestClientsOnTopologies(t *testing.T) {
 			cfg := ConfigFor(topo)
 			cfg.Timeout = 2 * time.Second
 			cfg.StderrDir = t.TempDir()
-			for _, cc := range []clientCase{
+			cases := []clientCase{
 				{kind: "native", storesToken: true, key: same, ttlAfterExtend: "px"},
 				{kind: "fenced", storesToken: true, key: same, ttlAfterExtend: "px"},
 				{kind: "lua", storesToken: true, key: same, ttlAfterExtend: "px"},
@@ -34,8 +34,24 @@ func TestClientsOnTopologies(t *testing.T) {
 				{kind: "redislock", storesToken: true, key: same, ttlAfterExtend: "px"},
 				{kind: "valkeylock", key: func(n string) string { return "valkeylock:0:" + n }, ttlAfterExtend: "px", extendIsLocal: true},
 				{kind: py, storesToken: true, key: same, ttlAfterExtend: "px"},
-			} {
+			}
+			if tk == topology.Cluster {
+				cases = append(cases, clientCase{kind: "glide", storesToken: true, key: same, ttlAfterExtend: "px"})
+			}
+			for _, cc := range cases {
 				t.Run(kindLabel(cc.kind), func(t *testing.T) { testClientContract(t, cc, cfg, raw) })
+			}
+			if tk == topology.Sentinel {
+				t.Run("glide refused", func(t *testing.T) {
+					c, err := NewClient("glide", cfg)
+					if err == nil {
+						c.Close()
+						t.Fatal("GLIDE's Go client has no Sentinel mode, yet a client was built for Sentinel")
+					}
+					if !strings.Contains(err.Error(), "no Sentinel mode") {
+						t.Fatalf("the refusal does not say why: %v", err)
+					}
+				})
 			}
 			t.Run("fenced-wait", func(t *testing.T) {
 				c := cfg
