@@ -82,10 +82,13 @@ type ClaimRow struct {
 	// TRYAGAIN, CROSSSLOT, CLUSTERDOWN): a client that follows them
 	// surfaces none. NotReproduced counts the runs whose fault could not
 	// make its moment (checker's not-reproduced).
-	Redirects     int        `json:"redirects,omitempty"`
-	NotReproduced int        `json:"not_reproduced,omitempty"`
-	Card          CardTally  `json:"card"`
-	Details       []ClaimRun `json:"runs_detail"`
+	Redirects     int       `json:"redirects,omitempty"`
+	NotReproduced int       `json:"not_reproduced,omitempty"`
+	Card          CardTally `json:"card"`
+	// Notice is how the client tells its holder of a loss (the card's
+	// notes).
+	Notice  string     `json:"notice,omitempty"`
+	Details []ClaimRun `json:"runs_detail"`
 }
 
 // ClaimRun is one seeded run.
@@ -328,28 +331,6 @@ func claimsHeading(w io.Writer, c *Claims, what string) {
 		c.Server, c.Version, what, c.Runs, c.Started.UTC().Format("2006-01-02 15:04 UTC"), c.Elapsed, c.Machine, state)
 }
 
-// commands lists what each row says and the command that runs one seed
-// of it, once per row name.
-func commands(w io.Writer, rows []ClaimRow) {
-	fmt.Fprintln(w, "What each row says, and the command that runs one seed of it (add --seed N):")
-	fmt.Fprintln(w)
-	seen := map[string]bool{}
-	for _, r := range rows {
-		if !seen[r.Claim] {
-			seen[r.Claim] = true
-			fmt.Fprintf(w, "- **%s**: %s. `%s`\n", r.Claim, r.Says, r.Command)
-		}
-	}
-}
-
-// share is n of runs as a fraction and a percentage.
-func share(n, runs int) string {
-	if runs == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%d of %d (%.0f %%)", n, runs, 100*float64(n)/float64(runs))
-}
-
 // claimsTables is the claims table with its heading line, then the
 // mutants' table. The mutants' header says how they are judged, rather
 // than a sentence before it: the README shows these tables and keeps to
@@ -383,18 +364,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "**no**"
-}
-
-// medianMillis is the median of ms, "-" when empty.
-func medianMillis(ms []Millis) string {
-	if len(ms) == 0 {
-		return "-"
-	}
-	s := slices.Clone(ms)
-	slices.Sort(s)
-	m := s[len(s)/2]
-	if m < 1000 {
-		return fmt.Sprintf("%d ms", m)
-	}
-	return fmt.Sprintf("%.1f s", float64(m)/1000)
 }

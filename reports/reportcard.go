@@ -46,6 +46,16 @@ func reportCardTables(w io.Writer, c *Claims) {
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintln(w, "How each client tells its holder that the lock is gone:")
+	fmt.Fprintln(w)
+	var told []string
+	for _, r := range c.Rows {
+		if r.Notice != "" && !slices.Contains(told, r.Client) {
+			told = append(told, r.Client)
+			fmt.Fprintf(w, "- %s: %s.\n", ClientLabel(r.Client), r.Notice)
+		}
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "lock-correct: the runs that met the default gate, of those made (**bold**: short of every run; *measured*: a fault that hands the lock to two clients by design, not judged for an unfenced lock). Time to notice: from the loss of a lock its holder did not give up (its lease's end, or another's acquire) to the first reply that told the holder (a nil extend, a 0 release, an error), the median of the runs' medians and the worst; never told: losses the holder learned nothing of. Worst run: the history of the run with the longest time to notice, when it was kept.")
 }
 

@@ -13,7 +13,7 @@ import (
 func TestReportCard(t *testing.T) {
 	py := "external:/usr/bin/python3 adapters/python/redis_py_adapter.py --mode lock"
 	row := func(claim, client, expect string, runs ...ClaimRun) ClaimRow {
-		r := ClaimRow{Claim: claim, Topology: "sentinel", Client: client, Expect: expect}
+		r := ClaimRow{Claim: claim, Topology: "sentinel", Client: client, Expect: expect, Notice: "tells " + client}
 		for _, run := range runs {
 			r.Add(run)
 		}
@@ -32,6 +32,7 @@ func TestReportCard(t *testing.T) {
 	for _, want := range []string{
 		"| redsync | none | 2/2 | 0 | 200 ms / 1.5 s | - | [history](histories/w.json) |",
 		"| redsync | kill-primary | 1/2 *measured* | 1 | 10 ms / 20 ms | - | - |",
+		"- redis-py Lock: tells " + py + ".",
 		"| redis-py Lock | script-flush | **1/2** | 0 | 50 ms / 60 ms, 1 of 3 never told | 4 NOSCRIPT, 1 other | - |",
 	} {
 		if !strings.Contains(md.String(), want) {

@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"slices"
 	"time"
 
 	"github.com/lockcheck/lockcheck/scenarios/fault"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -11,9 +13,22 @@ import (
 const PythonLock = "external:/usr/bin/python3 adapters/python/redis_py_adapter.py --mode lock"
 
 // ReportCardClients are the report card's rows: the lock libraries
-// lockcheck drives (redsync, redislock, valkeylock, redis-py's Lock) and
-// the built-in native and fenced clients as references.
-var ReportCardClients = []string{"redsync", "redislock", "valkeylock", PythonLock, "native", "fenced"}
+// lockcheck drives (redsync, redislock, valkeylock, redis-py's Lock,
+// Valkey GLIDE's Go client: on the cluster alone, since it has no
+// Sentinel mode) and the built-in native and fenced clients as
+// references.
+var ReportCardClients = []string{"redsync", "redislock", "valkeylock", PythonLock, "glide", "native", "fenced"}
+
+// NoticeOf says how a client tells its holder that its lock is gone: the
+// kind's own (lockclient.Traits.Notice), or for redis-py's Lock through
+// the adapter, the library's.
+func NoticeOf(client string) string {
+	if client == PythonLock {
+		return "Lock.extend and Lock.reacquire raise LockNotOwnedError, Lock.release raises LockNotOwnedError; Lock.owned() asks the server; no callback"
+	}
+	tr, _ := lockclient.TraitsOf(client)
+	return tr.Notice
+}
 
 // ReportCardFaults are the fault families a user of a lock meets, in the
 // card's order ("" is a run with no fault).
@@ -46,13 +61,12 @@ func reportCardScenario(k topology.Kind, f string) Scenario {
 // fenced client, whose fence must stop the stale holder, is judged apart.
 func ReportCardClaims() []Claim {
 	var out []Claim
-	unfenced := []string{}
-	for _, c := range ReportCardClients {
-		if c != "fenced" {
-			unfenced = append(unfenced, c)
-		}
-	}
 	for _, k := range ReportCardTopologies {
+		clients := ReportCardClients
+		if k == topology.Sentinel {
+			clients = slices.DeleteFunc(slices.Clone(clients), func(c string) bool { return c == "glide" })
+		}
+		unfenced := slices.DeleteFunc(slices.Clone(clients), func(c string) bool { return c == "fenced" })
 		for _, f := range ReportCardFaults {
 			name, says := string(k)+"/"+cardFaultName(f), "the default workload with no fault"
 			if ft, err := fault.Lookup(f); err == nil {
@@ -60,7 +74,7 @@ func ReportCardClaims() []Claim {
 			}
 			s := reportCardScenario(k, f)
 			if !fault.HandsLockTwice(f) {
-				out = append(out, Claim{Name: name, Says: says, Expect: ExpectGateMet, Clients: ReportCardClients, Scenario: s})
+				out = append(out, Claim{Name: name, Says: says, Expect: ExpectGateMet, Clients: clients, Scenario: s})
 				continue
 			}
 			out = append(out,

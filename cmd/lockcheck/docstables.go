@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/scenarios/fault"
 	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
@@ -60,5 +61,12 @@ func clientsPage() (string, error) {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", kind, cell(strings.Join(needs, "; ")), fence, cell(tr.Doc))
 	}
+	b.WriteString("\n## How each tells its holder that the lock is gone\n\nThe API through which a holder learns of a loss, as the report card ([report-card.md](../report-card.md)) notes it.\n\n| client | how the holder learns of a loss |\n|---|---|\n")
+	for _, kind := range lockclient.Kinds() {
+		if tr, _ := lockclient.TraitsOf(kind); tr.Notice != "" {
+			fmt.Fprintf(&b, "| `%s` | %s |\n", kind, cell(tr.Notice))
+		}
+	}
+	fmt.Fprintf(&b, "| redis-py's Lock (adapter) | %s |\n", cell(scenarios.NoticeOf(scenarios.PythonLock)))
 	return b.String(), nil
 }

@@ -71,7 +71,7 @@ func (c Claims) rows() (rows, mutants []reports.ClaimRow, plan measure.Plan[clai
 	}
 	for _, cl := range c.Claims {
 		for _, client := range cl.Clients {
-			row := reports.ClaimRow{Claim: cl.Name, Topology: string(cl.Scenario.Topology), Says: cl.Says, Expect: string(cl.Expect), Client: client}
+			row := reports.ClaimRow{Claim: cl.Name, Topology: string(cl.Scenario.Topology), Says: cl.Says, Expect: string(cl.Expect), Client: client, Notice: scenarios.NoticeOf(client)}
 			add(&row, cl.Scenario, false)
 			rows = append(rows, row)
 		}

@@ -28,13 +28,22 @@ type kindSpec struct {
 	opaque bool
 	// doc says in one line what the kind is: its commands, or a mutant's
 	// bug. The reference pages (lockcheck docs) are written from it.
-	doc   string
-	build func(name string, cfg Config) (Client, error)
+	doc string
+	// notice says how the kind tells its holder that the lock is gone
+	// (Traits.Notice).
+	notice string
+	build  func(name string, cfg Config) (Client, error)
 }
 
 // about returns k with its one-line description.
 func (k kindSpec) about(doc string) kindSpec {
 	k.doc = doc
+	return k
+}
+
+// tells returns k with how it tells its holder of a loss.
+func (k kindSpec) tells(notice string) kindSpec {
+	k.notice = notice
 	return k
 }
 
@@ -50,6 +59,10 @@ func fixed(a acquireStep, e extendStep, r releaseStep) func(Config) (acquireStep
 	return func(Config) (acquireStep, extendStep, releaseStep) { return a, e, r }
 }
 
+// serverTells is how the built-in clients tell a holder of a loss: the
+// server's own reply to the next call, reported as it came.
+const serverTells = "the next extend answers nil (SET IFEQ) and the release 0 (DELIFEQ): the call reports the lock lost"
+
 var (
 	nativeNeeds = []Capability{CapIFEQ, CapDELIFEQ}
 	luaNeeds    = []Capability{CapLua}
@@ -62,8 +75,8 @@ var registryMu sync.RWMutex
 // registry holds every built-in kind, and the kinds Register added. Adding
 // a built-in kind is one entry.
 var registry = map[string]kindSpec{
-	"native": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseDELIFEQ)).about("SET NX PX to acquire, SET IFEQ PX to extend, DELIFEQ to release; no fence"),
-	"fenced": cmdKind(nativeNeeds, true, fixed(fencedAcquire, extendIFEQ, releaseDELIFEQ)).about("acquires with MULTI SET NX PX + INCR EXEC: the fence, which the resource checks; extends and releases as native"),
+	"native": cmdKind(nativeNeeds, false, fixed(setNX, extendIFEQ, releaseDELIFEQ)).about("SET NX PX to acquire, SET IFEQ PX to extend, DELIFEQ to release; no fence").tells(serverTells),
+	"fenced": cmdKind(nativeNeeds, true, fixed(fencedAcquire, extendIFEQ, releaseDELIFEQ)).about("acquires with MULTI SET NX PX + INCR EXEC: the fence, which the resource checks; extends and releases as native").tells(serverTells + "; the resource refuses a stale fence"),
 	"delex":  cmdKind([]Capability{CapIFEQ, CapDELEX}, false, fixed(setNX, extendIFEQ, releaseDELEX)).about("as native, but releases with DELEX IFEQ"),
 	"lua":    {needs: luaNeeds, build: newLuaClient, doc: "the Redis-era compare-and-pexpire and compare-and-delete scripts through EVALSHA, with EVAL on NOSCRIPT"},
 
@@ -96,10 +109,14 @@ var registry = map[string]kindSpec{
 	"mutant-redlock-any-node":    redlockKind(redlockBug{anyNode: true}).about("bug: Redlock that takes one node's OK for a hold"),
 	"mutant-redlock-fixed-token": redlockKind(redlockBug{fixedToken: true}).about("bug: Redlock with one value for every acquisition of every client"),
 
-	"redsync":    {needs: luaNeeds, library: true, majority: true, build: newRedsync, doc: "go-redsync/redsync v4 with its valkey-go pool; one pool per node on a redlock topology"},
-	"redislock":  {needs: luaNeeds, library: true, build: newRedislock, doc: "bsm/redislock on go-redis v9 (Lua to obtain, refresh and release)"},
-	"valkeylock": {needs: luaNeeds, library: true, opaque: true, build: newValkeylock, doc: "valkey-go's valkeylock; its adapter lets a lock the workload neither extends nor releases lapse after its TTL"},
-	"glide":      {needs: nativeNeeds, library: true, build: newGlide, doc: "Valkey GLIDE's Go client (Rust core, cgo): SET NX PX, SET IFEQ PX and DELIFEQ as the native client; no Sentinel mode"},
+	"redsync": {needs: luaNeeds, library: true, majority: true, build: newRedsync, doc: "go-redsync/redsync v4 with its valkey-go pool; one pool per node on a redlock topology",
+		notice: "Mutex.ExtendContext returns false with ErrExtendFailed or ErrTaken; Mutex.UnlockContext returns false with ErrLockAlreadyExpired; no callback (Until is a local deadline only)"},
+	"redislock": {needs: luaNeeds, library: true, build: newRedislock, doc: "bsm/redislock on go-redis v9 (Lua to obtain, refresh and release)",
+		notice: "Lock.Refresh returns ErrNotObtained; Lock.Release returns ErrLockNotHeld; Lock.TTL returns 0 once the token is gone; no callback"},
+	"valkeylock": {needs: luaNeeds, library: true, opaque: true, build: newValkeylock, doc: "valkey-go's valkeylock; its adapter lets a lock the workload neither extends nor releases lapse after its TTL",
+		notice: "no extend call (it renews in the background): the context WithContext returned is cancelled when a renewal fails, with no reason given; the release (the cancel function) reports nothing"},
+	"glide": {needs: nativeNeeds, library: true, build: newGlide, doc: "Valkey GLIDE's Go client (Rust core, cgo): SET NX PX, SET IFEQ PX and DELIFEQ as the native client; no Sentinel mode",
+		notice: "no lock API: SetWithOptions with OnlyIfEquals returns a nil result and no error, CustomCommand DELIFEQ returns 0 and no error; code that checks only the error never notices"},
 }
 
 // Kinds lists the built-in client kinds, sorted; "external:CMD" is the one
@@ -189,6 +206,10 @@ type Traits struct {
 	Opaque bool
 	// Doc says in one line what the kind is, for lockcheck docs.
 	Doc string
+	// Notice says through which API the holder learns that its lock is
+	// gone (an error from extend, a callback, a context cancelled,
+	// nothing): the report card's notes. Empty when not known.
+	Notice string
 }
 
 // TraitsOf says what a built-in or registered kind is; ok is false for an
@@ -198,7 +219,7 @@ func TraitsOf(kind string) (tr Traits, ok bool) {
 	if !ok {
 		return Traits{}, false
 	}
-	return Traits{Needs: spec.needs, Fenced: spec.fenced, Library: spec.library, Opaque: spec.opaque, Doc: spec.doc}, true
+	return Traits{Needs: spec.needs, Fenced: spec.fenced, Library: spec.library, Opaque: spec.opaque, Doc: spec.doc, Notice: spec.notice}, true
 }
 
 // Register adds a client kind with traits tr, built by build, until the
@@ -214,7 +235,7 @@ func Register(kind string, tr Traits, build func(cfg Config) (Client, error)) (u
 	if _, ok := registry[kind]; ok {
 		return nil, fmt.Errorf("client kind %q is taken", kind)
 	}
-	registry[kind] = kindSpec{needs: tr.Needs, fenced: tr.Fenced, library: tr.Library, opaque: tr.Opaque, doc: tr.Doc,
+	registry[kind] = kindSpec{needs: tr.Needs, fenced: tr.Fenced, library: tr.Library, opaque: tr.Opaque, doc: tr.Doc, notice: tr.Notice,
 		build: func(_ string, cfg Config) (Client, error) { return build(cfg) }}
 	return func() {
 		registryMu.Lock()
