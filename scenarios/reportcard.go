@@ -32,7 +32,7 @@ func NoticeOf(client string) string {
 
 // ReportCardFaults are the fault families a user of a lock meets, in the
 // card's order ("" is a run with no fault).
-var ReportCardFaults = []string{"", fault.KillPrimary.Name(), fault.ClockJump.Name(), fault.PauseClient.Name(),
+var ReportCardFaults = []string{"", fault.KillPrimary.Name(), fault.RestartPrimary.Name(), fault.ClockJump.Name(), fault.PauseClient.Name(),
 	fault.PartitionPrimary.Name(), fault.ScriptFlush.Name(), fault.Latency.Name()}
 
 // ReportCardTopologies are the deployments the card covers.

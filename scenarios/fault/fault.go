@@ -77,7 +77,7 @@ func (e Env) openWindow(name string, target *topology.Node, detail string) (int,
 }
 
 // faultTable is every fault a Scenario can name, in a fixed order.
-var faultTable = []Fault{KillPrimary, Failover, ClockJump, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient,
+var faultTable = []Fault{KillPrimary, Failover, ClockJump, RestartPrimary, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient,
 	Latency, BlackholePrimary, ResetConnections, SlowReplication, PartitionSentinels, RollingUpgrade,
 	KillNode, CrashRestart, CrashRestartLate, ClockJumpNode,
 	MigrateSlot, MigrateSlotLegacy, CancelMigration, MigrateAndFailover, ScaleOut, ScaleIn}
