@@ -86,7 +86,9 @@ func holdDetection(ctx context.Context, t *topology.Topology) (func(), error) {
 		if err != nil {
 			return restore, fmt.Errorf("hold off %s's failure detection: %w", s.Name, err)
 		}
-		undo = append(undo, func(ctx context.Context) { s.Do(ctx, "SENTINEL", "SET", topology.MasterSet, "down-after-milliseconds", was) })
+		undo = append(undo, func(ctx context.Context) {
+			s.Do(ctx, "SENTINEL", "SET", topology.MasterSet, "down-after-milliseconds", was)
+		})
 	}
 	if t.Kind != topology.Cluster {
 		return restore, nil

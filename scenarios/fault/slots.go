@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -177,11 +178,26 @@ func servedBy(ctx context.Context, env Env, mv slotMove) (string, error) {
 	if err := env.Topo.AwaitSlotOwner(ctx, mv.slot, mv.slot, mv.to, 10*time.Second); err != nil {
 		return "", err
 	}
-	got, err := mv.to.Do(ctx, "GET", env.Key)
+	// A node that just joined answers CLUSTERDOWN until it has learned
+	// that every slot is covered: how long, the window says.
+	begin := time.Now()
+	var got, refused string
+	err := pace.Poll(ctx, 10*time.Second, 50*time.Millisecond, func() bool {
+		g, err := mv.to.Do(ctx, "GET", env.Key)
+		if err != nil {
+			refused = err.Error()
+			return false
+		}
+		got = g
+		return true
+	})
 	if err != nil {
-		return "", fmt.Errorf("the new owner does not serve %s: %w", env.Key, err)
+		return "", fmt.Errorf("the new owner does not serve %s within 10s: %s", env.Key, refused)
 	}
 	says := fmt.Sprintf("%s serves %s (GET: %s)", mv.to.Name, env.Key, got)
+	if refused != "" {
+		says += fmt.Sprintf(" after %s of %s", time.Since(begin).Round(time.Millisecond), firstWord(refused))
+	}
 	if !mv.from.Running(ctx) {
 		return says, nil
 	}
@@ -189,6 +205,18 @@ func servedBy(ctx context.Context, env Env, mv slotMove) (string, error) {
 		return "", fmt.Errorf("%s still serves %s (GET: %s, %v)", mv.from.Name, env.Key, old, err)
 	}
 	return says + ", " + mv.from.Name + " answers MOVED", nil
+}
+
+// firstWord is an error's first word after the command it names
+// ("GET on n6: CLUSTERDOWN The cluster is down": CLUSTERDOWN).
+func firstWord(err string) string {
+	if _, after, ok := strings.Cut(err, ": "); ok {
+		err = after
+	}
+	if f := strings.Fields(err); len(f) > 0 {
+		return f[0]
+	}
+	return err
 }
 
 // settleKey is a key in key's slot, which its primary takes writes for
