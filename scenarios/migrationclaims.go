@@ -36,8 +36,9 @@ func migrationScenario(f fault.Fault, server string) Scenario {
 // the lock key's slot, by every client of MigrationClients but delex
 // (DELEX is Valkey 9.2's and Redis 8.4's: the newest Valkey here lacks
 // it), on the measurement's build (valkey-9.1), and migrate-slot on
-// redis-8.6 by every client, delex included, for Redis's own atomic
-// migration. Every client is held to the default gate (lock-correct)
+// redis-8.6 for Redis's own atomic migration by every client that runs
+// there (delex included; native and fenced release with DELIFEQ, which
+// Redis lacks). Every client is held to the default gate (lock-correct)
 // except under migrate-and-failover, whose SIGKILL of a primary may lose
 // a lock not yet on its replica (the failover race of kill-primary,
 // which no client can prevent without a fence): there the unfenced
@@ -59,7 +60,9 @@ func MigrationClaims() []Claim {
 	for _, f := range MigrationFaults() {
 		add(f, "", f.Name(), noDelex)
 	}
-	add(fault.MigrateSlot, "redis-8.6", fault.MigrateSlot.Name()+"@redis-8.6", MigrationClients)
+	// native and fenced release with DELIFEQ, which Redis lacks
+	onRedis := slices.DeleteFunc(slices.Clone(MigrationClients), func(c string) bool { return c == "native" || c == "fenced" })
+	add(fault.MigrateSlot, "redis-8.6", fault.MigrateSlot.Name()+"@redis-8.6", onRedis)
 	return out
 }
 
