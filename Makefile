@@ -116,9 +116,10 @@ mitigations: images
 # migrate-slot-legacy, cancel-migration, migrate-and-failover, scale-out,
 # scale-in) on a valkey-9.1 cluster, and migrate-slot on redis-8.6, over
 # 20 seeds, each run on a cluster of its own, two at once (about 4 hours
-# on 2 cores: shard it with CLAIMSFLAGS="--shard I/4 --into=" and
-# lockcheck merge). It rewrites the marked table of docs/migrations.md and
-# its README line as claims does.
+# on 2 cores: shard it with CLAIMSFLAGS="--shard I/4 --into=", keep each
+# shard's folder in docs/measured/migrations, and lockcheck merge --into
+# README.md,docs/migrations.md the four). It rewrites the marked table of
+# docs/migrations.md and its README line as claims does.
 migrations: images
 	$(BIN) claims --table migrations --parallel 2 --out $(OUT)/migrations --into README.md,docs/migrations.md $(CLAIMSFLAGS)
 
