@@ -28,8 +28,6 @@ func (mv slotMove) String() string {
 	return fmt.Sprintf("slot %d (%s) from %s to %s by %s", mv.slot, mv.key, mv.from.Name, mv.to.Name, mv.method)
 }
 
-// planMove finds the owner of key's slot and another primary to move it
-// to: the first by name among the primaries that own slots, so that a
 // planBestMove is planMove with the best method the two primaries share,
 // atomic first: what the faults that move the lock key's slot start with.
 // Errors name the fault.
@@ -44,6 +42,8 @@ func planBestMove(ctx context.Context, env Env, fault string) (slotMove, error) 
 	return mv, nil
 }
 
+// planMove finds the owner of key's slot and another primary to move it
+// to: the first by name among the primaries that own slots, so that a
 // replay picks the same one.
 func planMove(ctx context.Context, t *topology.Topology, key string) (slotMove, error) {
 	mv := slotMove{key: key, slot: topology.KeySlot(key)}
@@ -124,6 +124,10 @@ func migrateAndWait(ctx context.Context, env Env, mv slotMove, first, last int, 
 	if err == nil {
 		switch st.State {
 		case topology.MigrationSucceeded:
+			if st.Phase == "failover-granted" {
+				// the source never said so, the target did
+				return fmt.Sprintf("moved in %s (%s)", took, st.Message), true, nil
+			}
 			return fmt.Sprintf("moved in %s", took), true, nil
 		case topology.MigrationFailed:
 			return "failed: " + st.String(), false, nil
