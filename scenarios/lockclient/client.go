@@ -104,6 +104,11 @@ type Config struct {
 	// Clock gives the times of operations a client runs on its own (see
 	// Undo); the workload sets it to its Recorder's clock.
 	Clock func() int64
+	// Late, when set, can hold back the reply to one of the client's
+	// commands past its call timeout (LateReply.Arm): the client's
+	// connections are dialled through it. GLIDE dials in its own core
+	// and gets none.
+	Late *LateReply
 	// Log receives what a client notices on the side (short WAITs, adapter
 	// restarts). Nil discards.
 	Log *slog.Logger
