@@ -339,13 +339,20 @@ func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Dura
 }
 
 // recordUndo records an acquire that gave the lock back before it
-// returned as what happened: an acquire that held until the release's
-// call, then that release.
+// returned as what happened: an acquire that held (or, Unsure, may have
+// held) until the release's call, then that release.
 func (wk *worker) recordUndo(acq history.Op, r lockclient.Result) {
 	rec, u := wk.w.Recorder, r.Undo
 	acq.Outcome, acq.Error, acq.Return = history.OK, "", u.Call
 	acq.Token, acq.Fence, acq.HasFence = r.Token, r.Fence, r.HasFence
+	if u.Unsure {
+		acq.Outcome, acq.Error = history.Unknown, r.Err
+	}
 	rec.Add(acq)
+	if u.Unsure {
+		wk.cnt.unknown.Add(1)
+		wk.cid = rec.NewClient()
+	}
 	rel := history.Op{Client: wk.cid, Worker: wk.id, Key: acq.Key, Kind: history.Release, Token: r.Token,
 		Outcome: u.Release.Outcome, Error: u.Release.Err, Call: u.Call, Return: u.Return}
 	rec.Add(rel)

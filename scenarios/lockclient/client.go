@@ -54,6 +54,10 @@ type Result struct {
 type Undo struct {
 	Release      Result
 	Call, Return int64
+	// Unsure says the acquire itself may not have taken the lock: it gave
+	// up waiting for a reply and ran the release in case it had. The
+	// acquire is then recorded as unknown until Call.
+	Unsure bool
 }
 
 func okResult() Result                { return Result{Outcome: history.OK} }

@@ -211,3 +211,31 @@ func TestLateReplyTakesEffect(t *testing.T) {
 		})
 	}
 }
+
+// redsync bounds each node's SET NX by 5% of the TTL and, past it, runs
+// its delete script before the acquire returns: the acquire reports the
+// release it ran (Undo), so that the history shows the lock taken and
+// given back.
+func TestRedsyncUndoesALateAcquire(t *testing.T) {
+	topo := sharedStandalone(t, "valkey-9.1")
+	raw := direct(t, topo)
+	cfg := ConfigFor(topo)
+	cfg.Timeout = time.Second
+	cfg.Late = &LateReply{}
+	c := newTestClient(t, "redsync", cfg)
+	key := "lock:{" + t.Name() + "}"
+	h := &Hold{Key: key, For: 2 * time.Second}
+	cfg.Late.Arm(h)
+	r := c.Acquire(context.Background(), key, 2*time.Second) // 100 ms per node
+	cfg.Late.Disarm()
+	if !h.Taken() {
+		t.Fatal("no command took the hold")
+	}
+	if r.Undo == nil || r.Undo.Release.Outcome != history.OK || r.Outcome != history.Fail {
+		t.Fatalf("late acquire: %s (%q), undo %+v: want fail with the release redsync ran", r.Outcome, r.Err, r.Undo)
+	}
+	if r.Token == "" || r.Undo.Call > r.Undo.Return {
+		t.Fatalf("undo without a token or with its times reversed: %+v", r)
+	}
+	awaitGone(t, raw, key)
+}
