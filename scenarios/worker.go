@@ -321,8 +321,8 @@ func (wk *worker) holdFor(kind history.Kind, key string, pause *lockclient.Pause
 	if !p.LateReply || p.LateIn != kind || pause != nil || kind == history.Extend && wk.extends != p.LateAt {
 		return nil
 	}
-	if kind == history.Acquire && wk.w.Freezer.Racing() {
-		return nil // a fault's race wants its acquires answered as the server answers
+	if wk.w.Freezer.Racing() {
+		return nil // a fault's race wants its calls answered as the server answers
 	}
 	return &lockclient.Hold{Key: key, For: LateReplyFor(wk.w.Scenario), Wake: wk.done}
 }
