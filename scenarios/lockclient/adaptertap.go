@@ -197,6 +197,9 @@ func (t *tap) back(dst, src net.Conn) {
 
 // close stops listening and ends every forwarded connection.
 func (t *tap) close() {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	t.done = true
 	for c := range t.conns {

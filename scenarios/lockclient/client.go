@@ -110,8 +110,9 @@ type Config struct {
 	Clock func() int64
 	// Late, when set, can hold back the reply to one of the client's
 	// commands past its call timeout (LateReply.Arm): the client's
-	// connections are dialled through it. GLIDE dials in its own core
-	// and gets none.
+	// connections are dialled through it. GLIDE, whose core dials past
+	// Go, goes through a tap instead and takes the call's Hold from its
+	// context, as an external adapter does.
 	Late *LateReply
 	// Log receives what a client notices on the side (short WAITs, adapter
 	// restarts). Nil discards.

@@ -168,11 +168,7 @@ func (e *external) call(ctx context.Context, req opRequest) Result {
 	deadline := e.cfg.Timeout + e.cfg.AdapterGrace
 	if h := holdOf(ctx); h != nil && e.tap != nil {
 		deadline += h.For
-		e.tap.armFor(h.Key, func(stopped func()) {
-			if h.taken.CompareAndSwap(false, true) {
-				lateFor(h)
-			}
-		})
+		e.tap.hold(h)
 		defer e.tap.disarm()
 	}
 	rep, err := e.proc.roundTrip(ctx, req, deadline, pause, e.tap)
@@ -274,17 +270,6 @@ func (p *adapterProc) read(out io.Reader) {
 		p.err = io.EOF
 	}
 	close(p.lines)
-}
-
-// lateFor holds an adapter's replies back (its tap's chunk that took h
-// waits here, and no reply flows meanwhile) for h.For, or until h.Wake.
-func lateFor(h *Hold) {
-	t := time.NewTimer(h.For)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-h.Wake:
-	}
 }
 
 // roundTrip sends one request and waits up to deadline for its reply.

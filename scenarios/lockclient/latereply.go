@@ -86,6 +86,23 @@ func (l *LateReply) claim(p []byte) *Hold {
 	return h
 }
 
+// hold arms t for h: the first chunk to a data node that names h.Key
+// goes out, and no reply reaches the process behind the tap (an external
+// adapter, GLIDE's core) until h.For passes or h.Wake closes.
+func (t *tap) hold(h *Hold) {
+	t.armFor(h.Key, func(func()) {
+		if !h.taken.CompareAndSwap(false, true) {
+			return
+		}
+		w := time.NewTimer(h.For)
+		defer w.Stop()
+		select {
+		case <-w.C:
+		case <-h.Wake:
+		}
+	})
+}
+
 // DialFunc is valkey-go's ClientOption.DialCtxFn.
 type DialFunc func(ctx context.Context, addr string, d *net.Dialer, cfg *tls.Config) (net.Conn, error)
 

@@ -151,7 +151,7 @@ func TestLateReplyWakes(t *testing.T) {
 func TestLateReplyTakesEffect(t *testing.T) {
 	topo := sharedStandalone(t, "valkey-9.1")
 	raw := direct(t, topo)
-	kinds := []string{"native", "fenced", "lua", "redislock", "redsync"}
+	kinds := []string{"native", "fenced", "lua", "redislock", "redsync", "glide"}
 	if py := pythonKindIfPresent(); py != "" {
 		kinds = append(kinds, py)
 	}
