@@ -30,7 +30,7 @@ func opBound(cfg config, server string, seed int64, d time.Duration, rec *histor
 	s, err := scenarios.Scenario{
 		ServerSettings:  scenarios.ServerSettings{Server: server, Topology: topology.Standalone},
 		ClientSettings:  scenarios.ClientSettings{Client: "native"},
-		TrafficSettings: scenarios.TrafficSettings{Clients: cfg.clients, Keys: cfg.clients, TTL: time.Second, Duration: d, Seed: seed, WorkMin: time.Microsecond, WorkMax: 2 * time.Microsecond, AbandonRate: scenarios.None, LateRate: scenarios.None, ObserveEvery: scenarios.None, BackoffMin: 100 * time.Microsecond, BackoffMax: time.Millisecond, WriteGap: scenarios.None},
+		TrafficSettings: scenarios.TrafficSettings{Clients: cfg.clients, Keys: cfg.clients, TTL: time.Second, Duration: d, Seed: seed, WorkMin: time.Microsecond, WorkMax: 2 * time.Microsecond, AbandonRate: scenarios.None, LateRate: scenarios.None, LateReplyRate: scenarios.None, ObserveEvery: scenarios.None, BackoffMin: 100 * time.Microsecond, BackoffMax: time.Millisecond, WriteGap: scenarios.None},
 	}.Resolve()
 	return scenarios.Workload{Scenario: s, Recorder: rec}, err
 }

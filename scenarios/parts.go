@@ -128,6 +128,12 @@ type TrafficSettings struct {
 	// LateRate is the share of holds that extend and release near the
 	// lease's end, 0.85-0.98 TTL after the last (0.1).
 	LateRate float64
+	// LateReplyRate is the share of holds in which the reply to one lock
+	// call (an acquire, an extend or the release) comes past the call's
+	// timeout, the command having taken effect (0.1): the client's timeout
+	// path, which a frozen client never takes (it finds its reply waiting
+	// when it wakes).
+	LateReplyRate float64
 	// AbandonRate is the share of holds left without release, as by a
 	// crashed holder (0.02).
 	AbandonRate float64

@@ -58,6 +58,14 @@ type Plan struct {
 	// to TTL/4 more, so within the lease: the call times out while the
 	// key may well be someone else's.
 	PauseSlow bool
+	// LateReply holds back the reply to one lock call of the hold past the
+	// call's timeout (LateReplyFor): the acquire's attempts until one
+	// takes it, extend number LateAt (from 0), or the release, as LateIn
+	// says. The command takes effect; the client times out, as on a slow
+	// network, and must tell its caller so (see lockclient.LateReply).
+	LateReply bool
+	LateIn    history.Kind
+	LateAt    int
 	// Abandon leaves without releasing, as a crashed holder would; the key
 	// must then expire by its TTL.
 	Abandon bool
@@ -87,16 +95,32 @@ var stallPlaces = []StallWhere{StallMidWork, StallBeforeExtend, StallBeforeRelea
 // meanwhile), inside the release.
 var pausePlaces = []history.Kind{history.Acquire, history.Acquire, history.Extend, history.Extend, history.Release}
 
+// latePlaces are where a hold's late reply may come, each entry as often:
+// the acquire (whose command, taken effect, leaves a key its client does
+// not know it holds until the TTL), an extend (twice as often), the
+// release.
+var latePlaces = []history.Kind{history.Acquire, history.Extend, history.Extend, history.Release}
+
 // planner draws plans for one worker.
 type planner struct {
 	rng *rand.Rand
-	w   Workload
+	// late draws the late replies, from a source of their own: a seed's
+	// other choices are the same with late replies on or off.
+	late *rand.Rand
+	w    Workload
 }
+
+// lateStream tells the late replies' source from the plans' own.
+const lateStream = 0x1a7e
 
 // newPlanner derives the worker's source from the run's seed and the
 // worker's number, so workers differ and each is reproducible alone.
 func newPlanner(w Workload, worker int) *planner {
-	return &planner{rng: rand.New(rand.NewPCG(uint64(w.Seed), uint64(worker))), w: w}
+	return &planner{
+		rng:  rand.New(rand.NewPCG(uint64(w.Seed), uint64(worker))),
+		late: rand.New(rand.NewPCG(uint64(w.Seed), uint64(worker)|lateStream<<32)),
+		w:    w,
+	}
 }
 
 func (p *planner) next() Plan {
@@ -153,7 +177,34 @@ func (p *planner) next() Plan {
 			plan.PauseAt = int(pauseFrac * float64(n-1))
 		}
 	}
+	p.lateReply(&plan)
 	return plan
+}
+
+// lateReply places the plan's late reply, if it has one: in an extend
+// only where the hold has one, else in its release.
+func (p *planner) lateReply(plan *Plan) {
+	r := p.late
+	late, in, frac := r.Float64() < p.w.LateReplyRate, latePlaces[r.IntN(len(latePlaces))], r.Float64()
+	if !late {
+		return
+	}
+	n := steps(plan.Work, plan.Step)
+	if in == history.Extend && n < 2 {
+		in = history.Release
+	}
+	plan.LateReply, plan.LateIn = true, in
+	if in == history.Extend {
+		plan.LateAt = int(frac * float64(n-1))
+	}
+}
+
+// LateReplyFor is how long a late reply is held back: past the call's
+// deadline (with its WAIT, for an acquire) by a quarter of the call
+// timeout, so that the client's timeout fires first on a loaded machine
+// too.
+func LateReplyFor(s Scenario) time.Duration {
+	return s.CallTimeout + s.Wait.Timeout + s.CallTimeout/4
 }
 
 // SlowDeadline is the deadline of a call whose acquire freezes before it

@@ -82,6 +82,8 @@ func Settings() []Setting {
 			Help: "share of holds (0..1) frozen past the TTL inside one lock call (between its commands, or an adapter SIGSTOPped mid-request); an unfenced client's write after one is stale"},
 		{Flag: "late-rate", Field: "LateRate", JSON: "late_rate,omitempty", Default: 0.1, Check: checkShare,
 			Help: "share of holds (0..1) that extend and release near the lease's end (0: none)"},
+		{Flag: "late-reply-rate", Field: "LateReplyRate", JSON: "late_reply_rate,omitempty", Default: 0.1, Check: checkShare,
+			Help: "share of holds (0..1) in which the reply to one lock call (acquire, an extend or the release) is held back past the call timeout: the command takes effect, the client times out (0: none)"},
 		{Flag: "abandon-rate", Field: "AbandonRate", JSON: "abandon_rate,omitempty", Default: 0.02, Check: checkShare,
 			Help: "share of holds (0..1) left without release, as by a crashed holder (0: none)"},
 		{Flag: "observe-every", Field: "ObserveEvery", JSON: "observe_every,omitempty", Check: checkInterval,

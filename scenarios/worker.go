@@ -18,6 +18,9 @@ import (
 type worker struct {
 	id     int
 	client lockclient.Client
+	// late holds back the replies on the client's connections that the
+	// plan makes late; nil for an external adapter (its tap does it).
+	late *lockclient.LateReply
 	// cid is the porcupine client id; it changes after every Unknown.
 	cid   int
 	w     Workload
@@ -227,11 +230,18 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 	rec := wk.w.Recorder
 	wk.w.Freezer.Wait(wk.id, wk.done) // a fault's race holds this holder here
 	pause := wk.pauseFor(kind)
+	hold := wk.holdFor(kind, key, pause)
 	call := rec.Begin(wk.cid)
 	ctx, cancel := wk.slow(pause)
 	began := time.Now()
-	r := f(lockclient.WithPause(ctx, pause))
+	wk.late.Arm(hold)
+	r := f(lockclient.WithHold(lockclient.WithPause(ctx, pause), hold))
+	wk.late.Disarm()
 	cancel()
+	if hold.Taken() {
+		wk.cnt.lateReplies.Add(1)
+		wk.plan.LateReply = false // taken: the later calls of this hold are answered in time
+	}
 	if r.Outcome == history.OK && kind != history.Release {
 		wk.leaseAt = began
 	}
@@ -302,6 +312,21 @@ func (wk *worker) pauseFor(kind history.Kind) *lockclient.Pause {
 	return nil
 }
 
+// holdFor is the late reply the plan puts into this call, if any: the
+// acquire's attempts until one's reply is held back, the plan's extend, or
+// the release. A call the plan also freezes gets none: its reply waits
+// for it anyway.
+func (wk *worker) holdFor(kind history.Kind, key string, pause *lockclient.Pause) *lockclient.Hold {
+	p := wk.plan
+	if !p.LateReply || p.LateIn != kind || pause != nil || kind == history.Extend && wk.extends != p.LateAt {
+		return nil
+	}
+	if wk.w.Freezer.Racing() {
+		return nil // a fault's race wants its calls answered as the server answers
+	}
+	return &lockclient.Hold{Key: key, For: LateReplyFor(wk.w.Scenario), Wake: wk.done}
+}
+
 // lockOp is the history's record of one lock call as the client reported
 // it: an acquire that may have taken the lock carries its token and fence.
 func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Duration, r lockclient.Result, call, ret int64) history.Op {
@@ -314,13 +339,20 @@ func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Dura
 }
 
 // recordUndo records an acquire that gave the lock back before it
-// returned as what happened: an acquire that held until the release's
-// call, then that release.
+// returned as what happened: an acquire that held (or, Unsure, may have
+// held) until the release's call, then that release.
 func (wk *worker) recordUndo(acq history.Op, r lockclient.Result) {
 	rec, u := wk.w.Recorder, r.Undo
 	acq.Outcome, acq.Error, acq.Return = history.OK, "", u.Call
 	acq.Token, acq.Fence, acq.HasFence = r.Token, r.Fence, r.HasFence
+	if u.Unsure {
+		acq.Outcome, acq.Error = history.Unknown, r.Err
+	}
 	rec.Add(acq)
+	if u.Unsure {
+		wk.cnt.unknown.Add(1)
+		wk.cid = rec.NewClient()
+	}
 	rel := history.Op{Client: wk.cid, Worker: wk.id, Key: acq.Key, Kind: history.Release, Token: r.Token,
 		Outcome: u.Release.Outcome, Error: u.Release.Err, Call: u.Call, Return: u.Return}
 	rec.Add(rel)

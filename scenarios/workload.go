@@ -90,7 +90,7 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 			return nil, err
 		}
 	}
-	clients, err := w.clients(cfg)
+	clients, lates, err := w.clients(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 		}
 		defer obs.Close()
 	}
-	cov, err := w.drive(ctx, clients, res, obs)
+	cov, err := w.drive(ctx, clients, lates, res, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -114,20 +114,27 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 	return rec.History(meta), nil
 }
 
-// clients builds one logical client per worker.
-func (w Workload) clients(cfg lockclient.Config) ([]lockclient.Client, error) {
+// clients builds one logical client per worker, and with late replies
+// on, the LateReply its connections are dialled through (nil for an
+// external adapter, whose tap holds its replies back instead).
+func (w Workload) clients(cfg lockclient.Config) ([]lockclient.Client, []*lockclient.LateReply, error) {
 	var out []lockclient.Client
+	lates := make([]*lockclient.LateReply, w.Clients)
 	for i := range w.Clients {
 		c := cfg
 		c.ID = i
+		if w.LateReplyRate > 0 && !strings.HasPrefix(w.Client, lockclient.ExternalPrefix) {
+			lates[i] = &lockclient.LateReply{}
+			c.Late = lates[i]
+		}
 		cl, err := lockclient.NewClient(w.Client, c)
 		if err != nil {
 			closeAll(out)
-			return nil, fmt.Errorf("workload: client %d: %w", i, err)
+			return nil, nil, fmt.Errorf("workload: client %d: %w", i, err)
 		}
 		out = append(out, cl)
 	}
-	return out, nil
+	return out, lates, nil
 }
 
 func closeAll(clients []lockclient.Client) {
@@ -143,7 +150,7 @@ func closeAll(clients []lockclient.Client) {
 // coverage goal is met (CoverageGoal), else at its duration. A worker
 // that panics (its client library, most likely) stops every worker, and
 // drive returns the panic as a *PanicError.
-func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *Resource, obs *observer) (history.Coverage, error) {
+func (w Workload) drive(ctx context.Context, clients []lockclient.Client, lates []*lockclient.LateReply, res *Resource, obs *observer) (history.Coverage, error) {
 	defer leaveCore()()
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
@@ -161,7 +168,7 @@ func (w Workload) drive(ctx context.Context, clients []lockclient.Client, res *R
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, c := range clients {
-		wk := &worker{id: i, client: c, cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i), obs: obs, done: ctx.Done()}
+		wk := &worker{id: i, client: c, late: lates[i], cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i), obs: obs, done: ctx.Done()}
 		if obs != nil {
 			wk.ocid = w.Recorder.NewClient()
 		}

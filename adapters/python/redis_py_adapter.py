@@ -78,6 +78,16 @@ RELEASE_LUA = (
 )
 
 
+# The token of the acquire under way: an acquire with no reply in time may
+# hold the lock with it, so its unknown reply names it.
+pending = {"token": None}
+
+
+def new_token():
+    pending["token"] = secrets.token_hex(20)
+    return pending["token"]
+
+
 def log(*args):
     print("redis_py_adapter:", *args, file=sys.stderr, flush=True)
 
@@ -178,7 +188,7 @@ class Lock:
             self.release_script = client.register_script(RELEASE_LUA)
 
     def acquire(self, key, ttl_ms):
-        token = secrets.token_hex(20)  # new for every acquisition
+        token = new_token()  # new for every acquisition
         if self.mode == "fenced":
             pipe = self.r.pipeline(transaction=True)
             pipe.set(key, token, nx=True, px=ttl_ms)
@@ -237,7 +247,7 @@ class Redlock:
         return {"status": "fail", "error": self.error} if self.error else {"status": "fail"}
 
     def acquire(self, key, ttl_ms):
-        token = secrets.token_hex(20)
+        token = new_token()
         start = time.monotonic()
         ok, _ = self.each(lambda n: {"status": "ok"} if n.r.set(key, token, nx=True, px=ttl_ms) else {"status": "fail"})
         validity = ttl_ms - (time.monotonic() - start) * 1000 - (ttl_ms / 100 + 2)
@@ -279,7 +289,7 @@ class LibraryLock:
         return lock
 
     def acquire(self, key, ttl_ms):
-        token = secrets.token_hex(20)
+        token = new_token()
         if self.lock(key, ttl_ms).acquire(blocking=False, token=token):
             return {"status": "ok", "token": token}
         return {"status": "fail"}
@@ -360,6 +370,7 @@ def main():
         if not line.strip():
             continue
         op = None
+        pending["token"] = None
         try:
             req = json.loads(line)
             op = req.get("op")
@@ -367,6 +378,8 @@ def main():
         except (ConnectionError, TimeoutError) as e:
             # Sent or not, the command may have run.
             reply = {"status": "unknown", "error": f"{type(e).__name__}: {e}"}
+            if op == "acquire" and pending["token"]:
+                reply["token"] = pending["token"]
         except ResponseError as e:
             reply = {"status": "fail", "error": str(e)}
         except (RedisError, Exception) as e:
@@ -374,6 +387,8 @@ def main():
             # say unknown, which never claims more than is known.
             log(traceback.format_exc())
             reply = {"status": "unknown", "error": f"{type(e).__name__}: {e}"}
+            if op == "acquire" and pending["token"]:
+                reply["token"] = pending["token"]
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
         if op == "close":

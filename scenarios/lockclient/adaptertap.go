@@ -1,6 +1,7 @@
 package lockclient
 
 import (
+	"bytes"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -20,9 +21,8 @@ type tap struct {
 	// data marks the listeners to data nodes (not Sentinel's): only a
 	// command to one of them triggers a stop.
 	data map[net.Listener]bool
-	// armed is the stop the next chunk to a data node runs, once; it
-	// calls stopped once the adapter's process is stopped.
-	armed atomic.Pointer[func(stopped func())]
+	// armed is the stop the next chunk to a data node runs, once.
+	armed atomic.Pointer[tapStop]
 	// stopping is held from the moment a chunk with a stop armed goes
 	// out until the adapter's process is stopped: no reply reaches the
 	// adapter meanwhile, so it cannot read the answer before it is
@@ -78,10 +78,33 @@ func newTap(addrs []string, addrMap map[string]string, control bool) (*tap, []st
 	return t, out, outMap, nil
 }
 
+// tapStop is what an armed chunk runs once it was forwarded: run calls
+// stopped once the adapter's process is stopped, or once the replies may
+// flow again; no reply reaches the adapter before. Only a chunk that
+// holds match (when not empty) runs it.
+type tapStop struct {
+	match []byte
+	run   func(stopped func())
+}
+
 // arm makes the next chunk the adapter sends to a data node run stop
 // once, after it was forwarded; disarm takes it back.
-func (t *tap) arm(stop func(stopped func())) { t.armed.Store(&stop) }
+func (t *tap) arm(stop func(stopped func())) { t.armed.Store(&tapStop{run: stop}) }
 func (t *tap) disarm()                       { t.armed.Store(nil) }
+
+// armFor is arm for the next chunk to a data node that holds match.
+func (t *tap) armFor(match string, stop func(stopped func())) {
+	t.armed.Store(&tapStop{match: []byte(match), run: stop})
+}
+
+// take takes the armed stop for chunk, if it is the chunk's.
+func (t *tap) take(chunk []byte) *tapStop {
+	s := t.armed.Load()
+	if s == nil || len(s.match) > 0 && !bytes.Contains(chunk, s.match) || !t.armed.CompareAndSwap(s, nil) {
+		return nil
+	}
+	return s
+}
 
 func (t *tap) accept(ln net.Listener, target string) {
 	for {
@@ -126,9 +149,9 @@ func (t *tap) forward(dst, src net.Conn, data bool) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			var stop *func(func())
+			var stop *tapStop
 			if data {
-				stop = t.armed.Swap(nil)
+				stop = t.take(buf[:n])
 			}
 			if stop != nil {
 				t.stopping.Lock()
@@ -138,7 +161,7 @@ func (t *tap) forward(dst, src net.Conn, data bool) {
 				var once sync.Once
 				stopped := func() { once.Do(t.stopping.Unlock) }
 				if werr == nil {
-					(*stop)(stopped)
+					stop.run(stopped)
 				}
 				stopped()
 			}
@@ -174,6 +197,9 @@ func (t *tap) back(dst, src net.Conn) {
 
 // close stops listening and ends every forwarded connection.
 func (t *tap) close() {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	t.done = true
 	for c := range t.conns {

@@ -54,6 +54,10 @@ type Result struct {
 type Undo struct {
 	Release      Result
 	Call, Return int64
+	// Unsure says the acquire itself may not have taken the lock: it gave
+	// up waiting for a reply and ran the release in case it had. The
+	// acquire is then recorded as unknown until Call.
+	Unsure bool
 }
 
 func okResult() Result                { return Result{Outcome: history.OK} }
@@ -104,6 +108,12 @@ type Config struct {
 	// Clock gives the times of operations a client runs on its own (see
 	// Undo); the workload sets it to its Recorder's clock.
 	Clock func() int64
+	// Late, when set, can hold back the reply to one of the client's
+	// commands past its call timeout (LateReply.Arm): the client's
+	// connections are dialled through it. GLIDE, whose core dials past
+	// Go, goes through a tap instead and takes the call's Hold from its
+	// context, as an external adapter does.
+	Late *LateReply
 	// Log receives what a client notices on the side (short WAITs, adapter
 	// restarts). Nil discards.
 	Log *slog.Logger

@@ -165,7 +165,13 @@ func (e *external) call(ctx context.Context, req opRequest) Result {
 		}
 	}
 	pause, _ := ctx.Value(pauseKey{}).(*Pause)
-	rep, err := e.proc.roundTrip(ctx, req, e.cfg.Timeout+e.cfg.AdapterGrace, pause, e.tap)
+	deadline := e.cfg.Timeout + e.cfg.AdapterGrace
+	if h := holdOf(ctx); h != nil && e.tap != nil {
+		deadline += h.For
+		e.tap.hold(h)
+		defer e.tap.disarm()
+	}
+	rep, err := e.proc.roundTrip(ctx, req, deadline, pause, e.tap)
 	if err != nil {
 		e.replace(err)
 		return unknownResult(err.Error())

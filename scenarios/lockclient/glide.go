@@ -28,13 +28,27 @@ type glideClient struct {
 	// is routed by GLIDE as the command's key says.
 	custom func(ctx context.Context, args []string) (any, error)
 	close  func()
+	// tap carries the connections when late replies are on (Config.Late).
+	tap *tap
 }
 
 func (c *glideClient) Name() string { return c.name }
 
 func (c *glideClient) Close() error {
 	c.close()
+	c.tap.close()
 	return nil
+}
+
+// late arms the tap for the call's late reply, if it has one; the
+// returned func disarms it.
+func (c *glideClient) late(ctx context.Context) func() {
+	h := holdOf(ctx)
+	if h == nil || c.tap == nil {
+		return func() {}
+	}
+	c.tap.hold(h)
+	return c.tap.disarm
 }
 
 // px is an expiry in milliseconds, as the recipe writes it: GLIDE's
@@ -44,6 +58,7 @@ func px(ttl time.Duration) *options.Expiry {
 }
 
 func (c *glideClient) Acquire(ctx context.Context, key string, ttl time.Duration) Result {
+	defer c.late(ctx)()
 	ctx, cancel := WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	token := newToken()
@@ -53,12 +68,14 @@ func (c *glideClient) Acquire(ctx context.Context, key string, ttl time.Duration
 }
 
 func (c *glideClient) Extend(ctx context.Context, key, token string, ttl time.Duration) Result {
+	defer c.late(ctx)()
 	ctx, cancel := WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	return pauseAfter(ctx, c.setResult(ctx, key, token, options.NewSetOptions().SetOnlyIfEquals(token).SetExpiry(px(ttl))))
 }
 
 func (c *glideClient) Release(ctx context.Context, key, token string) Result {
+	defer c.late(ctx)()
 	ctx, cancel := WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	v, err := c.custom(ctx, []string{"DELIFEQ", key, token})

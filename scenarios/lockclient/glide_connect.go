@@ -30,7 +30,15 @@ func newGlide(name string, cfg Config) (Client, error) {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	silenceGlideLog()
-	resolve := glideResolver(cfg.AddrMap)
+	// With late replies on, GLIDE's connections go through a tap, as an
+	// external adapter's do: its core dials past any Go dialer.
+	addrMap, tp := cfg.AddrMap, (*tap)(nil)
+	if cfg.Late != nil {
+		if tp, _, addrMap, err = newTap(nil, cfg.AddrMap, false); err != nil {
+			return nil, fmt.Errorf("client %s: tap: %w", name, err)
+		}
+	}
+	resolve := glideResolver(addrMap)
 	if cfg.Topology == topology.Cluster {
 		cc := config.NewClusterClientConfiguration().WithRequestTimeout(cfg.Timeout).WithAddressResolver(resolve)
 		for _, a := range addrs {
@@ -38,17 +46,19 @@ func newGlide(name string, cfg Config) (Client, error) {
 		}
 		cl, err := glide.NewClusterClient(cc)
 		if err != nil {
+			tp.close()
 			return nil, fmt.Errorf("client %s: connect to the cluster at %v: %w", name, cfg.Option.InitAddress, err)
 		}
-		return &glideClient{name: name, cfg: cfg, set: cl.SetWithOptions, custom: clusterCustom(cl), close: cl.Close}, nil
+		return &glideClient{name: name, cfg: cfg, set: cl.SetWithOptions, custom: clusterCustom(cl), close: cl.Close, tap: tp}, nil
 	}
 	sc := config.NewClientConfiguration().WithRequestTimeout(cfg.Timeout).WithAddressResolver(resolve).WithAddress(&addrs[0])
 	cl, err := glide.NewClient(sc)
 	if err != nil {
+		tp.close()
 		h, p := resolve(addrs[0].Host, addrs[0].Port)
 		return nil, fmt.Errorf("client %s: connect to %s:%d (dialed at %s): %w", name, addrs[0].Host, addrs[0].Port, net.JoinHostPort(h, strconv.Itoa(p)), err)
 	}
-	return &glideClient{name: name, cfg: cfg, set: cl.SetWithOptions, custom: cl.CustomCommand, close: cl.Close}, nil
+	return &glideClient{name: name, cfg: cfg, set: cl.SetWithOptions, custom: cl.CustomCommand, close: cl.Close, tap: tp}, nil
 }
 
 // clusterCustom runs a custom command on the node GLIDE routes it to and

@@ -38,12 +38,17 @@ func (c *redislockClient) Close() error { return c.rdb.Close() }
 func (c *redislockClient) Acquire(ctx context.Context, key string, ttl time.Duration) Result {
 	ctx, cancel := WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	l, err := c.lk.Obtain(ctx, key, ttl, nil)
+	// the token is drawn here, so that an acquire with no reply in time,
+	// which may hold the lock, names it
+	token := newToken()
+	l, err := c.lk.Obtain(ctx, key, ttl, &redislock.Options{Token: token})
 	if errors.Is(err, redislock.ErrNotObtained) {
 		return failed("")
 	}
 	if err != nil {
-		return resultOf(ctx, err)
+		r := resultOf(ctx, err)
+		r.Token = token
+		return r
 	}
 	c.mu.Lock()
 	c.locks[key+"\x00"+l.Token()] = l

@@ -25,6 +25,9 @@ type redsyncClient struct {
 	cfg  Config
 	vks  []valkey.Client
 	rs   *redsync.Redsync
+	// undo sees the release redsync runs inside an acquire, on one node;
+	// nil on a Redlock.
+	undo *undoWatch
 }
 
 func newRedsync(name string, cfg Config) (Client, error) {
@@ -43,6 +46,10 @@ func newRedsync(name string, cfg Config) (Client, error) {
 		c.vks = append(c.vks, vk)
 		pools = append(pools, valkeygo.NewPool(valkeycompat.NewAdapter(vk)))
 	}
+	if len(pools) == 1 {
+		c.undo = &undoWatch{clock: cfg.Clock}
+		pools[0] = undoPool{Pool: pools[0], w: c.undo}
+	}
 	c.rs = redsync.New(pools...)
 	return c, nil
 }
@@ -59,9 +66,28 @@ func (c *redsyncClient) Close() error {
 func (c *redsyncClient) Acquire(ctx context.Context, key string, ttl time.Duration) Result {
 	ctx, cancel := WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	m := c.rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1))
-	if err := m.TryLockContext(ctx); err != nil {
-		return redsyncResult(ctx, err)
+	// the value is drawn here, so that an acquire with no reply in time,
+	// which may hold the lock, names it
+	token := newToken()
+	m := c.rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1),
+		redsync.WithGenValueFunc(func() (string, error) { return token, nil }))
+	if c.undo != nil {
+		c.undo.arm()
+	}
+	err := m.TryLockContext(ctx)
+	var u *Undo
+	if c.undo != nil {
+		u = c.undo.taken()
+	}
+	if err != nil {
+		r := redsyncResult(ctx, err)
+		if r.Outcome == history.Unknown {
+			r.Token = token
+		}
+		if r = undone(r, u); r.Undo != nil {
+			r.Token = token
+		}
+		return r
 	}
 	return Result{Outcome: history.OK, Token: m.Value()}
 }

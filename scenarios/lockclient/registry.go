@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/valkey-io/valkey-go"
 )
 
 // ExternalPrefix starts a kind that runs an adapter process:
@@ -136,6 +138,15 @@ func Kinds() []string {
 // server: Probe and Capabilities.Refusal do that once per run.
 func NewClient(kind string, cfg Config) (Client, error) {
 	cfg = cfg.WithDefaults()
+	if cfg.Late != nil {
+		cfg.Option.DialCtxFn = cfg.Late.Wrap(cfg.Option.DialCtxFn)
+		nodes := make([]valkey.ClientOption, len(cfg.Nodes))
+		for i, n := range cfg.Nodes {
+			n.DialCtxFn = cfg.Late.Wrap(n.DialCtxFn)
+			nodes[i] = n
+		}
+		cfg.Nodes = nodes
+	}
 	if cmd, ok := strings.CutPrefix(kind, ExternalPrefix); ok {
 		if cfg.Wait.Enabled() {
 			return nil, fmt.Errorf("client %s: the adapter protocol has no WAIT option", kind)
