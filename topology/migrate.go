@@ -89,6 +89,10 @@ type MigrationStatus struct {
 	Keys int
 	// Fields is the server's record as it sent it (atomic methods).
 	Fields map[string]string
+	// ByTarget says the end was read on the target: the source still
+	// listed the job as running (a Valkey atomic migration whose source
+	// gave its last slots away), the target its import as succeeded.
+	ByTarget bool
 }
 
 // Done says the migration has ended, one way or another.

@@ -14,9 +14,11 @@ import (
 // export of the range to the target that was not listed before. The
 // target lists its import under the same name, and says success once it
 // has claimed the slots: a source that gave its last slots away was seen
-// here (valkey 9.1.2, 3 scale-in runs of 15) to list its export as
-// failover-granted for the rest of the run, so a job in that state is
-// also asked about on the target.
+// here (valkey 9.1.2, 5 scale-in runs of 120) to list its export as
+// snapshotting, failover-paused or failover-granted for the rest of the
+// run while it answered CLUSTER CANCELSLOTMIGRATIONS with "No migrations
+// ongoing", so a job the source lists as running is also asked about on
+// the target.
 type valkeyAtomic struct {
 	from, to  *Node
 	name, rng string
@@ -90,10 +92,13 @@ func (v *valkeyAtomic) status(ctx context.Context) (MigrationStatus, error) {
 			st.State = MigrationFailed
 		case "cancelled":
 			st.State = MigrationCancelled
-		case "failover-granted":
-			if v.imported(ctx) {
-				st.State = MigrationSucceeded
-				st.Message = fmt.Sprintf("%s's import of the job succeeded; %s's export still says failover-granted", v.to.Name, v.from.Name)
+		default:
+			imp := v.imported(ctx)
+			if imp == "success" {
+				st.State, st.ByTarget = MigrationSucceeded, true
+				st.Message = fmt.Sprintf("%s's import of the job succeeded; %s's export still says %s", v.to.Name, v.from.Name, r["state"])
+			} else if st.Message == "" {
+				st.Message = fmt.Sprintf("%s's import: %s", v.to.Name, imp)
 			}
 		}
 		return st, nil
@@ -101,16 +106,19 @@ func (v *valkeyAtomic) status(ctx context.Context) (MigrationStatus, error) {
 	return MigrationStatus{}, fmt.Errorf("%s no longer lists job %s (a restart forgets them)", v.from.Name, v.name)
 }
 
-// imported says whether the target lists the job's import as succeeded;
-// a target that cannot be asked has not said so.
-func (v *valkeyAtomic) imported(ctx context.Context) bool {
+// imported is the state the target gives the job's import ("success"
+// once it claimed the slots), or why it gives none.
+func (v *valkeyAtomic) imported(ctx context.Context) string {
 	jobs, err := valkeyJobs(ctx, v.to)
 	if err != nil {
-		return false
+		return "not asked: " + err.Error()
 	}
-	return slices.ContainsFunc(jobs, func(r map[string]string) bool {
-		return jobName(r) == v.name && strings.EqualFold(r["operation"], "import") && r["state"] == "success"
-	})
+	for _, r := range jobs {
+		if jobName(r) == v.name && strings.EqualFold(r["operation"], "import") {
+			return r["state"]
+		}
+	}
+	return "not listed"
 }
 
 func (v *valkeyAtomic) cancel(ctx context.Context) error {

@@ -124,7 +124,7 @@ func migrateAndWait(ctx context.Context, env Env, mv slotMove, first, last int, 
 	if err == nil {
 		switch st.State {
 		case topology.MigrationSucceeded:
-			if st.Phase == "failover-granted" {
+			if st.ByTarget {
 				// the source never said so, the target did
 				return fmt.Sprintf("moved in %s (%s)", took, st.Message), true, nil
 			}
