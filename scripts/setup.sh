@@ -22,7 +22,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if ! docker info >/dev/null 2>&1; then
-  echo "lockcheck setup: no Docker engine answers: start dockerd (or set DOCKER_HOST)" >&2
-  exit 2
+# A machine of this kind starts its engine before a session; when it is
+# not answering (it was stopped, or it died), root starts Debian's dockerd
+# here rather than fail the first command, and waits for it to answer.
+if ! timeout 20 docker info >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ] && [ -z "${DOCKER_HOST:-}" ] && [ -x /usr/sbin/dockerd ] && ! pgrep -x dockerd >/dev/null; then
+    echo "lockcheck setup: no Docker engine answers: starting /usr/sbin/dockerd (log: /var/log/dockerd.log)" >&2
+    setsid nohup /usr/sbin/dockerd >>/var/log/dockerd.log 2>&1 </dev/null &
+    for _ in $(seq 60); do
+      timeout 5 docker info >/dev/null 2>&1 && break
+      sleep 1
+    done
+  fi
+  if ! timeout 20 docker info >/dev/null 2>&1; then
+    echo "lockcheck setup: no Docker engine answers: start dockerd (or set DOCKER_HOST)" >&2
+    exit 2
+  fi
 fi
