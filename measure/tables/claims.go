@@ -137,11 +137,12 @@ func tallyClaims(rows, mutants []reports.ClaimRow, runs []reports.ClaimRun) (ver
 	return version, outRows, outMutants
 }
 
-// blank copies rows without their runs.
+// blank copies rows without their runs: what rows() says of a row before
+// any run (the notice the card lists included).
 func blank(rows []reports.ClaimRow) []reports.ClaimRow {
 	out := make([]reports.ClaimRow, len(rows))
 	for i, r := range rows {
-		out[i] = reports.ClaimRow{Claim: r.Claim, Topology: r.Topology, Says: r.Says, Expect: r.Expect, Client: r.Client, Command: r.Command}
+		out[i] = reports.ClaimRow{Claim: r.Claim, Topology: r.Topology, Says: r.Says, Expect: r.Expect, Client: r.Client, Command: r.Command, Notice: r.Notice}
 	}
 	return out
 }

@@ -1,9 +1,13 @@
 package tables
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/reports"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/topology"
 )
 
 // The mitigations' cost counts acquires that took the lock, those refused
@@ -27,5 +31,24 @@ func TestAcquireCosts(t *testing.T) {
 	took, refused, back := acquireCosts(h)
 	if took != 2 || refused != 2 || back != 1 {
 		t.Fatalf("took %d, refused %d, given back %d; want 2, 2, 1", took, refused, back)
+	}
+}
+
+// TestCardRowsKeepTheirNotice: the report card lists how each library
+// tells its holder of a loss; the rows the runs are tallied into keep
+// that note, or the card's list comes out empty.
+func TestCardRowsKeepTheirNotice(t *testing.T) {
+	c := Claims{Table: reports.TableReportCard, Build: topology.Build{Name: "valkey-9.1"}, Claims: scenarios.ReportCardClaims()[:1], Runs: 1}
+	rows, mutants, _ := c.rows()
+	_, out, _ := tallyClaims(rows, mutants, nil)
+	var page strings.Builder
+	reports.ClaimsPage(&page, &reports.Claims{Table: reports.TableReportCard, Server: "valkey-9.1", Runs: 1, Rows: out})
+	for _, r := range out {
+		if r.Notice == "" && r.Client != "native" && r.Client != "fenced" {
+			t.Errorf("row %s / %s lost its notice", r.Claim, r.Client)
+		}
+	}
+	if !strings.Contains(page.String(), "- redsync: Mutex.ExtendContext returns false") {
+		t.Errorf("the card does not list redsync's notice:\n%s", page.String())
 	}
 }
