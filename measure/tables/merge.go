@@ -92,7 +92,7 @@ func heading(starts []time.Time, elapsed []reports.Millis, machines []string) (t
 	}
 	parts := make([]string, len(machines))
 	for i, m := range machines {
-		parts[i] = fmt.Sprintf("shard %d: %s", i+1, m)
+		parts[i] = fmt.Sprintf("shard %d took %s: %s", i+1, elapsed[i], m)
 	}
 	return first, longest, fmt.Sprintf("%d shards; %s", len(machines), strings.Join(parts, "; "))
 }
