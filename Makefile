@@ -126,7 +126,8 @@ migrations: images
 # report-card runs each lock library lockcheck drives (redsync, redislock,
 # valkeylock, redis-py's Lock through the adapter) and the native and
 # fenced clients under each fault family a user meets (none, kill-primary,
-# clock-jump, pause-client, partition-primary, script-flush, latency) on
+# restart-primary, clock-jump, pause-client, partition-primary,
+# script-flush, unload-lua, latency) on
 # Sentinel and on a cluster of valkey-9.1, over 20 seeds, two at once
 # (many hours on 2 cores: shard it with CLAIMSFLAGS="--shard I/N --into="
 # and lockcheck merge). It rewrites the marked table of

@@ -14,12 +14,14 @@ type CardRun struct {
 	NeverTold    int    `json:"never_told,omitempty"`
 	NoticeMedian Millis `json:"notice_median_ms,omitempty"`
 	NoticeWorst  Millis `json:"notice_worst_ms,omitempty"`
-	// NoScript, UnknownCommand, NoReply and OtherErrors count the lock
-	// calls whose error was NOSCRIPT (a script cache emptied under a
-	// library that does not load it again), an unknown command (a build
-	// without the command or without Lua), no reply (a timeout or a
-	// broken connection: the outcome unknown), or anything else.
+	// NoScript, NoLua, UnknownCommand, NoReply and OtherErrors count the
+	// lock calls whose error was NOSCRIPT (a script cache emptied under a
+	// library that does not load it again), a missing scripting engine (a
+	// server without Lua: EVAL's "Could not find scripting engine"), an
+	// unknown command (a build without the command), no reply (a timeout
+	// or a broken connection: the outcome unknown), or anything else.
 	NoScript       int `json:"noscript,omitempty"`
+	NoLua          int `json:"no_lua,omitempty"`
 	NoReply        int `json:"no_reply,omitempty"`
 	UnknownCommand int `json:"unknown_command,omitempty"`
 	OtherErrors    int `json:"other_errors,omitempty"`
@@ -35,6 +37,7 @@ type CardTally struct {
 	Worst          Millis   `json:"notice_worst_ms"`
 	WorstRun       string   `json:"worst_run,omitempty"`
 	NoScript       int      `json:"noscript"`
+	NoLua          int      `json:"no_lua"`
 	NoReply        int      `json:"no_reply"`
 	UnknownCommand int      `json:"unknown_command"`
 	OtherErrors    int      `json:"other_errors"`
@@ -50,6 +53,7 @@ func (t *CardTally) add(r ClaimRun) {
 		t.Worst, t.WorstRun = r.NoticeWorst, r.History
 	}
 	t.NoScript += r.NoScript
+	t.NoLua += r.NoLua
 	t.NoReply += r.NoReply
 	t.UnknownCommand += r.UnknownCommand
 	t.OtherErrors += r.OtherErrors
@@ -79,7 +83,7 @@ func (t CardTally) errors() string {
 	for _, e := range []struct {
 		n    int
 		what string
-	}{{t.NoScript, "NOSCRIPT"}, {t.UnknownCommand, "unknown command"}, {t.NoReply, "no reply"}, {t.OtherErrors, "other"}} {
+	}{{t.NoScript, "NOSCRIPT"}, {t.NoLua, "no Lua engine"}, {t.UnknownCommand, "unknown command"}, {t.NoReply, "no reply"}, {t.OtherErrors, "other"}} {
 		if e.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", e.n, e.what))
 		}

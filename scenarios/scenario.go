@@ -83,14 +83,25 @@ func (s Scenario) Resolve() (Scenario, error) {
 }
 
 // ServerConfig are the configuration lines every server gets from the
-// scenario's own settings.
+// scenario's own settings and from its faults that need one from the
+// start (fault.Configured).
 func (s Scenario) ServerConfig() []string {
-	if s.MinReplicas <= 0 {
-		return nil
+	var lines []string
+	if s.MinReplicas > 0 {
+		lines = append(lines, fmt.Sprintf("min-replicas-to-write %d", s.MinReplicas))
+		if s.MinReplicasMaxLag > 0 {
+			lines = append(lines, fmt.Sprintf("min-replicas-max-lag %d", s.MinReplicasMaxLag/time.Second))
+		}
 	}
-	lines := []string{fmt.Sprintf("min-replicas-to-write %d", s.MinReplicas)}
-	if s.MinReplicasMaxLag > 0 {
-		lines = append(lines, fmt.Sprintf("min-replicas-max-lag %d", s.MinReplicasMaxLag/time.Second))
+	faults, _ := s.FaultList()
+	for _, f := range faults {
+		if c, ok := f.(fault.Configured); ok {
+			for _, l := range c.ServerConfig() {
+				if !slices.Contains(lines, l) {
+					lines = append(lines, l)
+				}
+			}
+		}
 	}
 	return lines
 }

@@ -55,6 +55,8 @@ func cardFigures(c *reports.CardRun, h *history.History, result *checker.Result)
 			c.NoReply++
 		case strings.HasPrefix(op.Error, "NOSCRIPT") || strings.Contains(op.Error, " NOSCRIPT"):
 			c.NoScript++
+		case strings.Contains(op.Error, "scripting engine"):
+			c.NoLua++
 		case strings.Contains(strings.ToLower(op.Error), "unknown command"):
 			c.UnknownCommand++
 		default:

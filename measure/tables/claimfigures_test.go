@@ -47,6 +47,8 @@ func TestCardFigures(t *testing.T) {
 		{Kind: history.Extend, Outcome: history.Fail, Error: "NOSCRIPT No matching script. Please use EVAL."},
 		{Kind: history.Release, Outcome: history.Fail, Error: "redislock: NOSCRIPT No matching script"},
 		{Kind: history.Acquire, Outcome: history.Fail, Error: "ERR unknown command 'DELIFEQ'"},
+		{Kind: history.Acquire, Outcome: history.Fail, Error: "ERR Could not find scripting engine 'lua'"},
+		{Kind: history.Release, Outcome: history.Fail, Error: "Could not find scripting engine 'lua'"},
 		{Kind: history.Acquire, Outcome: history.Unknown, Error: "no reply within 1s: context deadline exceeded"},
 		{Kind: history.Acquire, Outcome: history.Fail, Error: "READONLY You can't write against a read only replica."},
 		{Kind: history.Write, Outcome: history.Fail, Error: "stale fence"},
@@ -55,7 +57,7 @@ func TestCardFigures(t *testing.T) {
 	res.TimeToNotice = &checker.NoticeSummary{Losses: 3, Told: 2, NeverTold: 1, MedianMs: 120.4, WorstMs: 900.6}
 	var c reports.CardRun
 	cardFigures(&c, h, res)
-	want := reports.CardRun{Losses: 3, NeverTold: 1, NoticeMedian: 120, NoticeWorst: 901, NoScript: 2, UnknownCommand: 1, NoReply: 1, OtherErrors: 1}
+	want := reports.CardRun{Losses: 3, NeverTold: 1, NoticeMedian: 120, NoticeWorst: 901, NoScript: 2, NoLua: 2, UnknownCommand: 1, NoReply: 1, OtherErrors: 1}
 	if c != want {
 		t.Fatalf("figures %+v, want %+v", c, want)
 	}

@@ -80,7 +80,7 @@ func (e Env) openWindow(name string, target *topology.Node, detail string) (int,
 var faultTable = []Fault{KillPrimary, Failover, ClockJump, RestartPrimary, ClockStrobe, PausePrimary, PartitionPrimary, ScriptFlush, MixedVersion, PauseClient,
 	Latency, BlackholePrimary, ResetConnections, SlowReplication, PartitionSentinels, RollingUpgrade,
 	KillNode, CrashRestart, CrashRestartLate, ClockJumpNode,
-	MigrateSlot, MigrateSlotLegacy, CancelMigration, MigrateAndFailover, ScaleOut, ScaleIn}
+	MigrateSlot, MigrateSlotLegacy, CancelMigration, MigrateAndFailover, ScaleOut, ScaleIn, UnloadLua}
 
 // Faults lists every fault by name, in a fixed order.
 func Faults() []Fault { return slices.Clone(faultTable) }
@@ -142,6 +142,13 @@ func (f faultBase) Description() string { return f.doc }
 // fault is one; a fault a test registers need not be.
 type Describer interface {
 	Description() string
+}
+
+// Configured is a fault that needs lines in every server's configuration
+// from the start: a setting the server reads only then (the MODULE
+// command, for unload-lua).
+type Configured interface {
+	ServerConfig() []string
 }
 
 // cleanup is a context for putting things back after ctx ended.
