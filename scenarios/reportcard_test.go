@@ -26,6 +26,11 @@ func TestReportCardCells(t *testing.T) {
 		if !slices.Equal(lua.Clients, want) || lua.Expect != ExpectMeasured {
 			t.Errorf("%s/unload-lua runs %q (%s); want %q, measured", topo, lua.Clients, lua.Expect, want)
 		}
+		for _, f := range []string{"kill-primary", "partition-primary"} {
+			if c := cells[topo+"/"+f]; c.Expect != ExpectMeasured || slices.Contains(c.Clients, "fenced") || cells[topo+"/"+f+"/fenced"].Expect != ExpectGateMet {
+				t.Errorf("%s/%s: the unfenced clients are not measured apart from the fenced one", topo, f)
+			}
+		}
 		if got := slices.Contains(cells[topo+"/none"].Clients, "glide"); got != (topo == "cluster") {
 			t.Errorf("%s/none has glide: %v", topo, got)
 		}
