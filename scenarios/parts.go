@@ -134,6 +134,12 @@ type TrafficSettings struct {
 	// path, which a frozen client never takes (it finds its reply waiting
 	// when it wakes).
 	LateReplyRate float64
+	// QuietStallRate is the share of the stalls that end just past the
+	// lease (half of the stalls) during which the other workers' acquires
+	// of the key wait until the stalled holder's next call returned
+	// (0.5): that call then finds the key free, which a contended lock
+	// seldom shows (Plan.StallQuiet).
+	QuietStallRate float64
 	// AbandonRate is the share of holds left without release, as by a
 	// crashed holder (0.02).
 	AbandonRate float64

@@ -44,6 +44,11 @@ type Plan struct {
 	// finds the next holder in it. Half the stalls are of each kind.
 	StallJust bool
 	StallPast time.Duration
+	// StallQuiet, for a stall that ends just past the lease, holds the
+	// other workers' acquires of the key back from the stall's start
+	// until the holder's next call returned (quietKeys): that call then
+	// certainly finds the key free.
+	StallQuiet bool
 	// Pause, when not 0, freezes the client inside one lock operation for
 	// that long: the acquire that takes the lock, extend number PauseAt
 	// (from 0), or the release, as PauseIn says. PauseAfter (0-300 µs,
@@ -107,19 +112,26 @@ type planner struct {
 	// late draws the late replies, from a source of their own: a seed's
 	// other choices are the same with late replies on or off.
 	late *rand.Rand
-	w    Workload
+	// quiet draws the quiet stalls, from a source of their own too.
+	quiet *rand.Rand
+	w     Workload
 }
 
-// lateStream tells the late replies' source from the plans' own.
-const lateStream = 0x1a7e
+// lateStream and quietStream tell the late replies' and the quiet
+// stalls' sources from the plans' own.
+const (
+	lateStream  = 0x1a7e
+	quietStream = 0x9e1e
+)
 
 // newPlanner derives the worker's source from the run's seed and the
 // worker's number, so workers differ and each is reproducible alone.
 func newPlanner(w Workload, worker int) *planner {
 	return &planner{
-		rng:  rand.New(rand.NewPCG(uint64(w.Seed), uint64(worker))),
-		late: rand.New(rand.NewPCG(uint64(w.Seed), uint64(worker)|lateStream<<32)),
-		w:    w,
+		rng:   rand.New(rand.NewPCG(uint64(w.Seed), uint64(worker))),
+		late:  rand.New(rand.NewPCG(uint64(w.Seed), uint64(worker)|lateStream<<32)),
+		quiet: rand.New(rand.NewPCG(uint64(w.Seed), uint64(worker)|quietStream<<32)),
+		w:     w,
 	}
 }
 
@@ -146,6 +158,13 @@ func (p *planner) next() Plan {
 		// first, and the call it freezes would find nothing to freeze: the
 		// hold's stall, if any, comes before its release, long
 		just, where = false, StallBeforeRelease
+	}
+	if pauses && pauseIn == history.Release {
+		// and before a frozen release no stall may come at all: the
+		// release would find the lock gone, and a release that goes
+		// astray between its commands (GET, then DEL) would never meet
+		// the next holder's lock
+		stalls = false
 	}
 	if stalls && just {
 		// a stall that ends just past the lease comes before an extend:
@@ -178,7 +197,16 @@ func (p *planner) next() Plan {
 		}
 	}
 	p.lateReply(&plan)
+	p.quietStall(&plan)
 	return plan
+}
+
+// quietStall makes the plan's stall quiet (QuietStallRate of the stalls
+// that end just past the lease). The draw is made for every plan, so the
+// sequence never shifts.
+func (p *planner) quietStall(plan *Plan) {
+	quiet := p.quiet.Float64() < p.w.QuietStallRate
+	plan.StallQuiet = quiet && plan.Stall > 0 && plan.StallJust
 }
 
 // lateReply places the plan's late reply, if it has one: in an extend

@@ -49,6 +49,9 @@ func TestPlansSeeded(t *testing.T) {
 					t.Fatalf("a stall that ends %v past the lease, %s: want 12-18 ms, before an extend", p.StallPast, p.StallWhere)
 				}
 			}
+			if p.Pause > 0 && p.PauseIn == history.Release {
+				t.Fatalf("a hold frozen in its release stalls %s: the release would find the lock gone", p.StallWhere)
+			}
 			if p.Pause > 0 && p.PauseIn != history.Acquire && p.StallWhere != StallBeforeRelease {
 				t.Fatalf("a hold frozen in its %s stalls %s: the stall would lose the lock before the frozen call", p.PauseIn, p.StallWhere)
 			}
@@ -110,5 +113,39 @@ func TestBackoff(t *testing.T) {
 		if d < ceil/2 || d > ceil {
 			t.Fatalf("attempt %d: backoff %v outside [%v, %v]", n, d, ceil/2, ceil)
 		}
+	}
+}
+
+// Quiet stalls come from a source of their own: with them off, every
+// other choice of a seed's plans is the same, and with them on, about the
+// rate's share of the stalls that end just past the lease are quiet, and
+// no other stall is.
+func TestQuietStallsDrawnApart(t *testing.T) {
+	base := adversarial(Scenario{TrafficSettings: TrafficSettings{Seed: 7, TTL: 300 * time.Millisecond, Clients: 3, Keys: 2}}).WithDefaults()
+	on, off := base, base
+	on.QuietStallRate, off.QuietStallRate = 0.5, None
+	pOn, pOff := newPlanner(Workload{Scenario: on}.withDefaults(), 0), newPlanner(Workload{Scenario: off}.withDefaults(), 0)
+	var just, quiet int
+	for range 400 {
+		a, b := pOn.next(), pOff.next()
+		if b.StallQuiet {
+			t.Fatal("a quiet stall with quiet stalls off")
+		}
+		if a.StallQuiet && !(a.Stall > 0 && a.StallJust) {
+			t.Fatalf("a quiet stall that does not end just past the lease: %+v", a)
+		}
+		if a.Stall > 0 && a.StallJust {
+			just++
+			if a.StallQuiet {
+				quiet++
+			}
+		}
+		a.StallQuiet = false
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("quiet stalls changed another choice:\n%+v\n%+v", a, b)
+		}
+	}
+	if just < 10 || quiet < just/5 || quiet > just*4/5 {
+		t.Fatalf("%d quiet of %d stalls just past the lease, at rate 0.5", quiet, just)
 	}
 }

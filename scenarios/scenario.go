@@ -193,12 +193,13 @@ func (s Scenario) Summary() string {
 		}
 		return none
 	}
-	parts := []string{fmt.Sprintf("%d clients on %d key(s), TTL %s, %s per run, work %s-%s, %s, %s, %s, %s, %s, backoff %s-%s",
+	parts := []string{fmt.Sprintf("%d clients on %d key(s), TTL %s, %s per run, work %s-%s, %s, %s, %s, %s, %s, %s, backoff %s-%s",
 		s.Clients, s.Keys, s.TTL, s.Duration, s.WorkMin, s.WorkMax,
 		share(s.StallRate, fmt.Sprintf("stall rate (%s-%s)", s.TTL*6/5, s.TTL*2), "no stalls"),
 		share(s.PauseRate, fmt.Sprintf("pause rate (%s-%s inside a lock call)", s.TTL*6/5, s.TTL*2), "no pauses inside a lock call"),
 		share(s.LateRate, "late hold rate", "no late holds"),
 		share(s.LateReplyRate, fmt.Sprintf("late reply rate (%s, past the call timeout)", LateReplyFor(s)), "no late replies"),
+		share(s.QuietStallRate, "quiet stall rate (of those just past the lease)", "no quiet stalls"),
 		share(s.AbandonRate, "abandon rate", "no abandons"), s.BackoffMin, s.BackoffMax)}
 	if s.ObserveEvery <= 0 {
 		parts = append(parts, "no observations")

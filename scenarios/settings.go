@@ -84,6 +84,8 @@ func Settings() []Setting {
 			Help: "share of holds (0..1) that extend and release near the lease's end (0: none)"},
 		{Flag: "late-reply-rate", Field: "LateReplyRate", JSON: "late_reply_rate,omitempty", Default: 0.1, Check: checkShare,
 			Help: "share of holds (0..1) in which the reply to one lock call (acquire, an extend or the release) is held back past the call timeout: the command takes effect, the client times out (0: none)"},
+		{Flag: "quiet-stall-rate", Field: "QuietStallRate", JSON: "quiet_stall_rate,omitempty", Default: 0.5, Check: checkShare,
+			Help: "share of the stalls that end just past the lease (0..1) during which the other workers' acquires of the key wait until the stalled holder's next call returned, so that call finds the key free (0: none)"},
 		{Flag: "abandon-rate", Field: "AbandonRate", JSON: "abandon_rate,omitempty", Default: 0.02, Check: checkShare,
 			Help: "share of holds (0..1) left without release, as by a crashed holder (0: none)"},
 		{Flag: "observe-every", Field: "ObserveEvery", JSON: "observe_every,omitempty", Check: checkInterval,

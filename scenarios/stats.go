@@ -27,6 +27,9 @@ type Stats struct {
 	Writes         int64
 	WritesRejected int64
 	Stalls         int64
+	// QuietStalls counts the stalls during which the others' acquires of
+	// the key waited (see Workload.QuietStallRate).
+	QuietStalls int64
 	// Pauses counts lock calls frozen inside (see Workload.PauseRate).
 	Pauses int64
 	// LateReplies counts lock calls whose reply was held back past the
@@ -40,9 +43,9 @@ type Stats struct {
 
 // String is a one-line summary.
 func (s Stats) String() string {
-	line := fmt.Sprintf("%5.1fs %d ops: acquired %d (refused %d), extended %d (lost %d), released %d (lost %d), unknown %d, writes %d (rejected %d), stalls %d, pauses %d, late replies %d, abandoned %d",
+	line := fmt.Sprintf("%5.1fs %d ops: acquired %d (refused %d), extended %d (lost %d), released %d (lost %d), unknown %d, writes %d (rejected %d), stalls %d (quiet %d), pauses %d, late replies %d, abandoned %d",
 		s.Elapsed.Seconds(), s.Ops, s.Acquired, s.AcquireFailed, s.Extended, s.LostOnExtend, s.Released, s.LostOnRelease,
-		s.Unknown, s.Writes, s.WritesRejected, s.Stalls, s.Pauses, s.LateReplies, s.Abandoned)
+		s.Unknown, s.Writes, s.WritesRejected, s.Stalls, s.QuietStalls, s.Pauses, s.LateReplies, s.Abandoned)
 	var names []string
 	for k := range s.Client {
 		names = append(names, k)
@@ -61,7 +64,8 @@ func (s Stats) String() string {
 // counters are the live Stats, updated by every worker.
 type counters struct {
 	ops, acquired, acquireFailed, extended, lostOnExtend, released, lostOnRelease atomic.Int64
-	unknown, writes, writesRejected, stalls, pauses, lateReplies, abandoned       atomic.Int64
+	unknown, writes, writesRejected, stalls, quietStalls, pauses, lateReplies     atomic.Int64
+	abandoned                                                                     atomic.Int64
 }
 
 // counted is a client that keeps counters of its own.
@@ -71,7 +75,7 @@ func (c *counters) snapshot(elapsed time.Duration, clients []lockclient.Client) 
 	s := Stats{Elapsed: elapsed, Ops: c.ops.Load(), Acquired: c.acquired.Load(), AcquireFailed: c.acquireFailed.Load(),
 		Extended: c.extended.Load(), LostOnExtend: c.lostOnExtend.Load(), Released: c.released.Load(),
 		LostOnRelease: c.lostOnRelease.Load(), Unknown: c.unknown.Load(), Writes: c.writes.Load(),
-		WritesRejected: c.writesRejected.Load(), Stalls: c.stalls.Load(), Pauses: c.pauses.Load(), LateReplies: c.lateReplies.Load(), Abandoned: c.abandoned.Load()}
+		WritesRejected: c.writesRejected.Load(), Stalls: c.stalls.Load(), QuietStalls: c.quietStalls.Load(), Pauses: c.pauses.Load(), LateReplies: c.lateReplies.Load(), Abandoned: c.abandoned.Load()}
 	for _, cl := range clients {
 		if cc, ok := cl.(counted); ok {
 			for k, v := range cc.Counts() {

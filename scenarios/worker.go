@@ -31,6 +31,10 @@ type worker struct {
 	// nil when the run observes nothing.
 	obs  *observer
 	ocid int
+	// quiet holds the other workers back during a quiet stall; quietEnd
+	// ends this worker's, once its next call returned.
+	quiet    *quietKeys
+	quietEnd func()
 	// plan is the hold being carried out, extends how many extends it
 	// has made: they say which call the plan's pause goes into.
 	plan    Plan
@@ -55,6 +59,7 @@ func (wk *worker) run(ctx context.Context) {
 // hold carries out one plan.
 func (wk *worker) hold(ctx context.Context, p Plan) {
 	wk.plan, wk.extends = p, 0
+	defer wk.endQuiet()
 	held, ok := wk.acquire(ctx, p)
 	if !ok {
 		return
@@ -83,7 +88,7 @@ func (wk *worker) hold(ctx context.Context, p Plan) {
 // fault waits for the key to be free everywhere).
 func (wk *worker) acquire(ctx context.Context, p Plan) (lockclient.Result, bool) {
 	jitter := rand.New(rand.NewPCG(p.Jitter, 0))
-	for n := 0; wk.w.Gate.Pass(ctx) && ctx.Err() == nil; n++ {
+	for n := 0; wk.w.Gate.Pass(ctx) && wk.quiet.wait(ctx, p.Key); n++ {
 		r := wk.call(history.Acquire, p.Key, "", wk.w.TTL, func(c context.Context) lockclient.Result {
 			return wk.client.Acquire(c, p.Key, wk.w.TTL)
 		})
@@ -198,7 +203,30 @@ func (wk *worker) stallBefore(ctx context.Context, p Plan, i int, where StallWhe
 		return ctx.Err() == nil
 	}
 	wk.cnt.stalls.Add(1)
-	return pace.Sleep(ctx, wk.stallFor(p))
+	d := wk.stallFor(p)
+	wk.startQuiet(p, d)
+	return pace.Sleep(ctx, d)
+}
+
+// startQuiet holds the other workers' acquires of the key back for a
+// quiet stall of d (Plan.StallQuiet), until this worker's next call
+// returned, at most d and that call's longest wait after it; none while
+// a fault's race wants the workload's own timing.
+func (wk *worker) startQuiet(p Plan, d time.Duration) {
+	if !p.StallQuiet || wk.quiet == nil || wk.w.Freezer.Racing() {
+		return
+	}
+	wk.endQuiet()
+	wk.quietEnd = wk.quiet.hold(p.Key, d+LateReplyFor(wk.w.Scenario)+wk.w.CallTimeout)
+	wk.cnt.quietStalls.Add(1)
+}
+
+// endQuiet ends this worker's quiet stall, if it has one.
+func (wk *worker) endQuiet() {
+	if wk.quietEnd != nil {
+		wk.quietEnd()
+		wk.quietEnd = nil
+	}
 }
 
 // stallFor is how long the plan's stall lasts from now: its own length,
@@ -254,6 +282,7 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 		wk.cnt.pauses.Add(1)
 		wk.plan.Pause = 0 // taken: the later calls of this hold run free
 	}
+	wk.endQuiet() // a quiet stall lasts until the stalled holder's next call returned
 	op := lockOp(wk.cid, wk.id, kind, key, token, ttl, r, call, ret)
 	if r.Undo != nil {
 		wk.recordUndo(op, r)

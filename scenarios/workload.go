@@ -165,10 +165,11 @@ func (w Workload) drive(ctx context.Context, clients []lockclient.Client, lates 
 	defer endCovered()
 	watch := coverageWatch{goal: w.CoverageGoal(w.Planned), after: w.CoveredAfterFaults(), faults: w.FaultsDone}
 	var cnt counters
+	quiet := newQuietKeys()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, c := range clients {
-		wk := &worker{id: i, client: c, late: lates[i], cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i), obs: obs, done: ctx.Done()}
+		wk := &worker{id: i, client: c, late: lates[i], cid: w.Recorder.NewClient(), w: w, res: res, cnt: &cnt, plans: newPlanner(w, i), obs: obs, quiet: quiet, done: ctx.Done()}
 		if obs != nil {
 			wk.ocid = w.Recorder.NewClient()
 		}

@@ -114,7 +114,7 @@ func (l *cutList) eachNoise(s scenarios.Scenario) {
 	for _, q := range []struct {
 		name string
 		rate *float64
-	}{{"stalls", &s.StallRate}, {"pauses inside lock calls", &s.PauseRate}, {"late holds", &s.LateRate}, {"late replies", &s.LateReplyRate}, {"abandoned holds", &s.AbandonRate}} {
+	}{{"stalls", &s.StallRate}, {"pauses inside lock calls", &s.PauseRate}, {"late holds", &s.LateRate}, {"late replies", &s.LateReplyRate}, {"quiet stalls", &s.QuietStallRate}, {"abandoned holds", &s.AbandonRate}} {
 		if *q.rate > 0 {
 			old := *q.rate
 			*q.rate = scenarios.None
@@ -168,7 +168,7 @@ func (l *cutList) earlierFaultSteps(s scenarios.Scenario) {
 // noiseless is s with every noise Cuts takes away one at a time taken away
 // at once.
 func noiseless(s scenarios.Scenario) scenarios.Scenario {
-	for _, rate := range []*float64{&s.StallRate, &s.PauseRate, &s.LateRate, &s.LateReplyRate, &s.AbandonRate} {
+	for _, rate := range []*float64{&s.StallRate, &s.PauseRate, &s.LateRate, &s.LateReplyRate, &s.QuietStallRate, &s.AbandonRate} {
 		if *rate > 0 {
 			*rate = scenarios.None
 		}
