@@ -40,7 +40,10 @@ type worker struct {
 	plan    Plan
 	extends int
 	// leaseAt is when the call that set the worker's lease (its last OK
-	// acquire or extend) began: the lease ends TTL after it.
+	// acquire or extend) returned: the server set the lease by then, so
+	// it has certainly ended TTL after it, on the server and by the
+	// checker's latest bound (return + TTL) alike, however long the call
+	// took on a loaded machine.
 	leaseAt time.Time
 	// woke says the last call was frozen inside (its pause taken): a
 	// fenced holder writes as soon as it is back, as after a stall.
@@ -230,7 +233,8 @@ func (wk *worker) endQuiet() {
 }
 
 // stallFor is how long the plan's stall lasts from now: its own length,
-// or until just past the lease when it is to end there.
+// or until just past the lease when it is to end there: StallPast after
+// the lease has certainly ended.
 func (wk *worker) stallFor(p Plan) time.Duration {
 	if !p.StallJust {
 		return p.Stall
@@ -261,7 +265,6 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 	hold := wk.holdFor(kind, key, pause)
 	call := rec.Begin(wk.cid)
 	ctx, cancel := wk.slow(pause)
-	began := time.Now()
 	wk.late.Arm(hold)
 	r := f(lockclient.WithHold(lockclient.WithPause(ctx, pause), hold))
 	wk.late.Disarm()
@@ -271,7 +274,7 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 		wk.plan.LateReply = false // taken: the later calls of this hold are answered in time
 	}
 	if r.Outcome == history.OK && kind != history.Release {
-		wk.leaseAt = began
+		wk.leaseAt = time.Now()
 	}
 	ret := rec.Now()
 	if pause != nil && pause.Fault && pause.Take() {
