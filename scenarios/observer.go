@@ -76,13 +76,15 @@ func (o *observer) pttlAndValue(ctx context.Context, key string) (int64, string,
 // run reads a key drawn from keys at seeded intervals that average every,
 // until ctx ends: between the reads that follow acquires and extends, it
 // catches a key left in a state no client reports.
-func (o *observer) run(ctx context.Context, keys []string, every time.Duration, seed int64) {
+func (o *observer) run(ctx context.Context, keys []string, every time.Duration, seed int64, quiet *quietKeys) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x0b5e_77e5))
 	cid := o.rec.NewClient()
 	for {
 		gap := uniform(r, every/2, every*3/2)
 		key := keys[r.IntN(len(keys))]
-		if !pace.Sleep(ctx, gap) {
+		// a quiet stall holds the reads of its key back too: the key is
+		// the stalled holder's to find free
+		if !pace.Sleep(ctx, gap) || !quiet.wait(ctx, key) {
 			return
 		}
 		o.read(cid, key)

@@ -6,14 +6,15 @@ import (
 	"time"
 )
 
-// quietKeys holds back the other workers' acquires of a key while a
-// stalled holder sleeps past its lease (Plan.StallQuiet), until its next
-// call returned: the key is then certainly free when that call comes, as
-// on a lightly loaded lock, where most stalls in a contended one find the
-// next holder already in. A bug that shows only on a free key (a quiet
-// re-acquire on a nil extend) is then met on purpose, not by the luck of
-// the waiting workers' backoff. A held-back worker has not called yet: to
-// the history it waited longer before its attempt, as any client may.
+// quietKeys holds back the other workers' acquires of a key, and the
+// observer's reads of it, while a stalled holder sleeps past its lease
+// (Plan.StallQuiet), until its next call returned: the key is then
+// certainly free when that call comes, as on a lightly loaded lock, where
+// most stalls in a contended one find the next holder already in. A bug
+// that shows only on a free key (a quiet re-acquire on a nil extend) is
+// then met on purpose, not by the luck of the waiting workers' backoff. A
+// held-back worker has not called yet: to the history it waited longer
+// before its attempt, as any client may.
 type quietKeys struct {
 	mu   sync.Mutex
 	held map[string]chan struct{} // closed when the key's quiet ends

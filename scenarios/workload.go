@@ -177,7 +177,7 @@ func (w Workload) drive(ctx context.Context, clients []lockclient.Client, lates 
 	}
 	if obs != nil {
 		keys := w.LockKeys()
-		wg.Go(func() { obs.run(ctx, keys, w.ObserveEvery, w.Seed) })
+		wg.Go(func() { obs.run(ctx, keys, w.ObserveEvery, w.Seed, quiet) })
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

@@ -48,6 +48,26 @@ type heldLock struct {
 	// lapse cancels the lock where its lease ends; a call stops and resets
 	// it. A stop that finds it fired means the lease ended first.
 	lapse *time.Timer
+	// lapsed closes once the lapse's cancel returned: the library's
+	// delete script has then run.
+	lapsed chan struct{}
+}
+
+// newHeld starts a hold whose lease ends at end.
+func newHeld(ctx context.Context, cancel context.CancelFunc, end time.Time) heldLock {
+	h := heldLock{ctx: ctx, cancel: cancel, lapsed: make(chan struct{})}
+	h.lapse = time.AfterFunc(time.Until(end), func() { cancel(); close(h.lapsed) })
+	return h
+}
+
+// awaitLapse waits (at most d) for a fired lapse's delete: the call that
+// finds its lease ended returns once the library has given the key back,
+// so that a caller told "lost" does not see the key still taken.
+func (h heldLock) awaitLapse(d time.Duration) {
+	select {
+	case <-h.lapsed:
+	case <-time.After(d):
+	}
 }
 
 func newValkeylock(name string, cfg Config) (Client, error) {
@@ -97,7 +117,7 @@ func (c *valkeylockClient) Acquire(ctx context.Context, key string, ttl time.Dur
 	}
 	token := newToken()
 	c.mu.Lock()
-	c.held[key+"\x00"+token] = heldLock{ctx: lctx, cancel: cancel, lapse: time.AfterFunc(time.Until(start.Add(ttl)), cancel)}
+	c.held[key+"\x00"+token] = newHeld(lctx, cancel, start.Add(ttl))
 	c.mu.Unlock()
 	return Result{Outcome: history.OK, Token: token}
 }
@@ -110,7 +130,11 @@ func (c *valkeylockClient) Extend(ctx context.Context, key, token string, ttl ti
 		return failed("valkeylock: no acquisition with this token in this client")
 	}
 	start := time.Now()
-	if !h.lapse.Stop() || h.ctx.Err() != nil {
+	if !h.lapse.Stop() {
+		h.awaitLapse(c.cfg.Timeout)
+		return failed("")
+	}
+	if h.ctx.Err() != nil {
 		return failed("")
 	}
 	h.lapse.Reset(time.Until(start.Add(ttl)))
@@ -125,7 +149,11 @@ func (c *valkeylockClient) Release(ctx context.Context, key, token string) Resul
 	if !ok {
 		return failed("valkeylock: no acquisition with this token in this client")
 	}
-	lost := !h.lapse.Stop() || h.ctx.Err() != nil
+	lapsed := !h.lapse.Stop()
+	if lapsed {
+		h.awaitLapse(c.cfg.Timeout)
+	}
+	lost := lapsed || h.ctx.Err() != nil
 	// The library's cancel waits for its delete script, which runs without
 	// a deadline: bound the wait here.
 	done := make(chan struct{})
