@@ -286,7 +286,7 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 		wk.plan.Pause = 0 // taken: the later calls of this hold run free
 	}
 	wk.endQuiet() // a quiet stall lasts until the stalled holder's next call returned
-	op := lockOp(wk.cid, wk.id, kind, key, token, ttl, r, call, ret)
+	op := lockOp(wk.cid, wk.id, kind, key, token, wk.leaseOf(ttl), r, call, ret)
 	if r.Undo != nil {
 		wk.recordUndo(op, r)
 		return r
@@ -357,6 +357,17 @@ func (wk *worker) holdFor(kind history.Kind, key string, pause *lockclient.Pause
 		return nil // a fault's race wants its calls answered as the server answers
 	}
 	return &lockclient.Hold{Key: key, For: LateReplyFor(wk.w.Scenario), Wake: wk.done}
+}
+
+// leaseOf is the lease the history records for a lock call that asked for
+// ttl: none for a client that keeps its lease alive on its own
+// (lockclient.Renews), whose key lives until a release, its holder's or
+// its own (lockclient.Aside).
+func (wk *worker) leaseOf(ttl time.Duration) time.Duration {
+	if lockclient.Renews(wk.w.Client) {
+		return 0
+	}
+	return ttl
 }
 
 // lockOp is the history's record of one lock call as the client reported

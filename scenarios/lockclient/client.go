@@ -60,6 +60,15 @@ type Undo struct {
 	Unsure bool
 }
 
+// Aside is a release a client ran on its own, outside any call: of the
+// acquisition that returned Token on Key, with call and return times from
+// Config.Clock.
+type Aside struct {
+	Key, Token   string
+	Release      Result
+	Call, Return int64
+}
+
 func okResult() Result                { return Result{Outcome: history.OK} }
 func failed(err string) Result        { return Result{Outcome: history.Fail, Err: err} }
 func unknownResult(err string) Result { return Result{Outcome: history.Unknown, Err: err} }
@@ -108,6 +117,11 @@ type Config struct {
 	// Clock gives the times of operations a client runs on its own (see
 	// Undo); the workload sets it to its Recorder's clock.
 	Clock func() int64
+	// Aside receives a release the client ran on its own, outside any
+	// call (valkeylock's library gives its key back when a renewal fails,
+	// or when its lease lapses): the workload records it as its holder's,
+	// under a client id of its own. Nil drops it.
+	Aside func(Aside)
 	// Late, when set, can hold back the reply to one of the client's
 	// commands past its call timeout (LateReply.Arm): the client's
 	// connections are dialled through it. GLIDE, whose core dials past
@@ -155,6 +169,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Aside == nil {
+		c.Aside = func(Aside) {}
 	}
 	if c.Topology == "" {
 		c.Topology = topology.Standalone

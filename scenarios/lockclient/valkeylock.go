@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/valkey-io/valkey-go"
 	"github.com/valkey-io/valkey-go/valkeylock"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -31,11 +32,16 @@ import (
 // a forgotten lock for as long as the process lives, by design
 // (TestValkeylockRenewsAForgottenLock), and the checker, whose leases end
 // TTL after the last call, sees a key taken with no holder.
+//
+// The history records valkeylock's holds without a lease (Traits.Renews):
+// its key lives until a delete, the Release's or one the library runs on
+// its own (at a lapse, or when a renewal fails), which libWatch reports.
 type valkeylockClient struct {
-	name string
-	cfg  Config
-	base context.Context
-	stop context.CancelFunc
+	name  string
+	cfg   Config
+	base  context.Context
+	stop  context.CancelFunc
+	watch *libWatch
 
 	mu      sync.Mutex
 	lockers map[time.Duration]valkeylock.Locker
@@ -43,6 +49,8 @@ type valkeylockClient struct {
 }
 
 type heldLock struct {
+	// val is the value the library stored in the key.
+	val    string
 	ctx    context.Context
 	cancel context.CancelFunc
 	// lapse cancels the lock where its lease ends; a call stops and resets
@@ -54,8 +62,8 @@ type heldLock struct {
 }
 
 // newHeld starts a hold whose lease ends at end.
-func newHeld(ctx context.Context, cancel context.CancelFunc, end time.Time) heldLock {
-	h := heldLock{ctx: ctx, cancel: cancel, lapsed: make(chan struct{})}
+func newHeld(val string, ctx context.Context, cancel context.CancelFunc, end time.Time) heldLock {
+	h := heldLock{val: val, ctx: ctx, cancel: cancel, lapsed: make(chan struct{})}
 	h.lapse = time.AfterFunc(time.Until(end), func() { cancel(); close(h.lapsed) })
 	return h
 }
@@ -72,7 +80,7 @@ func (h heldLock) awaitLapse(d time.Duration) {
 
 func newValkeylock(name string, cfg Config) (Client, error) {
 	base, stop := context.WithCancel(context.Background())
-	return &valkeylockClient{name: name, cfg: cfg, base: base, stop: stop,
+	return &valkeylockClient{name: name, cfg: cfg, base: base, stop: stop, watch: newLibWatch(cfg),
 		lockers: map[time.Duration]valkeylock.Locker{}, held: map[string]heldLock{}}, nil
 }
 
@@ -93,6 +101,13 @@ func (c *valkeylockClient) locker(ttl time.Duration) (valkeylock.Locker, error) 
 		// TryNextAfter bounds each acquire attempt; its 20 ms default
 		// would turn a busy machine's latency into failed acquires.
 		TryNextAfter: c.cfg.Timeout,
+		ClientBuilder: func(opt valkey.ClientOption) (valkey.Client, error) {
+			cl, err := valkey.NewClient(opt)
+			if err != nil {
+				return nil, err
+			}
+			return watchedClient{Client: cl, w: c.watch}, nil
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("valkeylock: %w", err)
@@ -107,17 +122,27 @@ func (c *valkeylockClient) Acquire(ctx context.Context, key string, ttl time.Dur
 		return unknownResult(err.Error())
 	}
 	// The lock's context must outlive this call: it is the lock.
+	c.watch.beginAcquire()
 	start := time.Now()
 	lctx, cancel, err := l.TryWithContext(c.base, key)
-	if errors.Is(err, valkeylock.ErrNotLocked) {
-		return failed("")
-	}
+	seen := c.watch.acquired()
 	if err != nil {
-		return resultOf(ctx, err)
+		r := failed("")
+		if !errors.Is(err, valkeylock.ErrNotLocked) {
+			r = resultOf(ctx, err)
+		}
+		if !seen.set && seen.del == nil {
+			return r
+		}
+		// the library took the key and gave it back before it returned
+		// (an attempt past its time, a reply past its deadline)
+		r.Token = newToken()
+		return undone(r, seen.del)
 	}
 	token := newToken()
+	c.watch.hold(seen.val, key, token)
 	c.mu.Lock()
-	c.held[key+"\x00"+token] = newHeld(lctx, cancel, start.Add(ttl))
+	c.held[key+"\x00"+token] = newHeld(seen.val, lctx, cancel, start.Add(ttl))
 	c.mu.Unlock()
 	return Result{Outcome: history.OK, Token: token}
 }
@@ -154,6 +179,9 @@ func (c *valkeylockClient) Release(ctx context.Context, key, token string) Resul
 		h.awaitLapse(c.cfg.Timeout)
 	}
 	lost := lapsed || h.ctx.Err() != nil
+	if !lost {
+		c.watch.release(h.val)
+	}
 	// The library's cancel waits for its delete script, which runs without
 	// a deadline: bound the wait here.
 	done := make(chan struct{})
@@ -161,15 +189,25 @@ func (c *valkeylockClient) Release(ctx context.Context, key, token string) Resul
 	select {
 	case <-done:
 	case <-time.After(c.cfg.Timeout):
+		c.watch.released(h.val)
 		return unknownResult(fmt.Sprintf("valkeylock's release did not return within %v", c.cfg.Timeout))
 	}
-	if lost {
+	del := c.watch.released(h.val)
+	switch {
+	case lost || del == nil:
+		// lost before, or the library found the key not its own at a
+		// renewal meanwhile: either way reported aside
 		return failed("")
+	case del.Outcome == history.Fail && del.Err != "":
+		// an error reply: nothing deleted, and the key lives on until it
+		// expires, a validity after the last renewal
+		return unknownResult("valkeylock's delete failed, the key expires on its own: " + del.Err)
 	}
-	return okResult()
+	return *del
 }
 
 func (c *valkeylockClient) Close() error {
+	c.watch.close()
 	c.mu.Lock()
 	held := c.held
 	c.held = map[string]heldLock{}

@@ -3,6 +3,7 @@ package lockclient
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,5 +82,63 @@ func TestValkeylockLeaseLapses(t *testing.T) {
 	}
 	if r := a.Release(ctx, "lapse", ra.Token); r.Outcome != history.Fail {
 		t.Fatalf("a release after the lease lapsed: %+v", r)
+	}
+}
+
+// TestValkeylockLapseIsRecorded: the deletes valkeylock runs outside a
+// Release reach the history (Config.Aside), as its holder's release at
+// the delete's times, because its holds are recorded without a lease:
+// a lapse's delete is reported, a Release's is the Release's own and is
+// not. It also fails if the library's scripts change, which the watch
+// knows by their text.
+func TestValkeylockLapseIsRecorded(t *testing.T) {
+	topo := sharedStandalone(t, "valkey-9.1")
+	var mu sync.Mutex
+	var asides []Aside
+	cfg := ConfigFor(topo)
+	cfg.Aside = func(a Aside) {
+		mu.Lock()
+		asides = append(asides, a)
+		mu.Unlock()
+	}
+	reported := func() []Aside {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]Aside(nil), asides...)
+	}
+	c := newTestClient(t, "valkeylock", cfg)
+	ctx := context.Background()
+	ttl := 2 * time.Second
+	r := c.Acquire(ctx, "aside", ttl)
+	if r.Outcome != history.OK {
+		t.Fatalf("acquire: %+v", r)
+	}
+	if rel := c.Release(ctx, "aside", r.Token); rel.Outcome != history.OK {
+		t.Fatalf("release of a held lock: %+v", rel)
+	}
+	if a := reported(); len(a) != 0 {
+		t.Fatalf("a Release's own delete was reported aside: %+v", a)
+	}
+	r = c.Acquire(ctx, "aside", ttl)
+	if r.Outcome != history.OK {
+		t.Fatalf("second acquire: %+v", r)
+	}
+	// Abandoned: the lapse comes TTL after the acquire began.
+	deadline := time.Now().Add(2*ttl + 5*time.Second)
+	for len(reported()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	a := reported()
+	if len(a) != 1 {
+		t.Fatalf("the lapse's delete: %d releases reported aside, want 1: %+v", len(a), a)
+	}
+	if got := a[0]; got.Key != "aside" || got.Token != r.Token || got.Release.Outcome != history.OK || got.Return < got.Call {
+		t.Fatalf("the lapse's delete was reported as %+v, want an OK release of key aside, token %s", got, r.Token)
+	}
+	if rel := c.Release(ctx, "aside", r.Token); rel.Outcome != history.Fail {
+		t.Fatalf("a release after the lapse: %+v", rel)
+	}
+	if len(reported()) != 1 {
+		t.Fatalf("a Release after the lapse reported another delete: %+v", reported())
 	}
 }

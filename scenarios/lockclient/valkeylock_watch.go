@@ -1,0 +1,231 @@
+package lockclient
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"strings"
+	"sync"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// valkeylock runs its lock commands as scripts on a client of its own,
+// and some of them on its own, in the background: it renews the key every
+// half validity, and gives the key back (its delete script) when a
+// renewal fails or its context ends. The history records valkeylock's
+// holds without a lease (Traits.Renews), so every release must be in it:
+// libWatch sees the scripts go out on the library's client and reports
+// each delete the library runs outside a Release as its holder's
+// (Config.Aside), and a renewal that finds the key gone as the hold's end.
+//
+// The scripts are known by their text, as valkey-go v1.0.79's valkeylock
+// has it (TestValkeylockLapseIsRecorded fails if they change).
+var (
+	vlAcquire = map[string]bool{
+		scriptSHA(`local r = redis.call("SET",KEYS[1],ARGV[1],"NX","PX",ARGV[2]);redis.call("GET",KEYS[1]);return r`):   true,
+		scriptSHA(`local r = redis.call("SET",KEYS[1],ARGV[1],"NX","PXAT",ARGV[2]);redis.call("GET",KEYS[1]);return r`): true,
+	}
+	vlExtend = scriptSHA(`if redis.call("GET",KEYS[1]) == ARGV[1] then local r = redis.call("PEXPIREAT",KEYS[1],ARGV[2]);redis.call("GET",KEYS[1]);return r end;return 0`)
+	vlDelete = scriptSHA(`if redis.call("GET",KEYS[1]) == ARGV[1] then return redis.call("DEL",KEYS[1]) end;return 0`)
+)
+
+func scriptSHA(src string) string {
+	sum := sha1.Sum([]byte(src))
+	return hex.EncodeToString(sum[:])
+}
+
+// vlKeyPrefix is the name of valkeylock's only key for a lock named n
+// (KeyMajority 1): vlKeyPrefix + n.
+const vlKeyPrefix = "valkeylock:0:"
+
+// libWatch follows one adapter's holds through the library's scripts.
+type libWatch struct {
+	clock func() int64
+	mu    sync.Mutex
+	aside func(Aside) // nil once the client closes: nothing more is recorded
+	// acq is the acquire in flight (one at a time: one worker per client).
+	acq vlAcquireSeen
+	// holds are the adapter's holds by the value the library stored.
+	holds map[string]*vlHold
+}
+
+// vlAcquireSeen is what the library's acquire script did during one
+// Acquire: the value it tried, when, and the delete that undid it.
+type vlAcquireSeen struct {
+	val  string
+	call int64
+	set  bool
+	del  *Undo
+}
+
+// vlHold is one hold the adapter returned.
+type vlHold struct {
+	key, token string
+	// releasing: the adapter's Release runs, and the delete is its own;
+	// deleted is what that delete did (nil: none ran).
+	releasing bool
+	deleted   *Result
+}
+
+func newLibWatch(cfg Config) *libWatch {
+	return &libWatch{clock: cfg.Clock, aside: cfg.Aside, holds: map[string]*vlHold{}}
+}
+
+// beginAcquire starts watching an Acquire.
+func (w *libWatch) beginAcquire() {
+	w.mu.Lock()
+	w.acq = vlAcquireSeen{}
+	w.mu.Unlock()
+}
+
+// acquired is what the watched Acquire's scripts did.
+func (w *libWatch) acquired() vlAcquireSeen {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.acq
+}
+
+// hold starts following the hold of value val.
+func (w *libWatch) hold(val, key, token string) {
+	w.mu.Lock()
+	w.holds[val] = &vlHold{key: key, token: token}
+	w.mu.Unlock()
+}
+
+// release marks the hold of val as given up by the adapter's Release: its
+// delete belongs to that call.
+func (w *libWatch) release(val string) {
+	w.mu.Lock()
+	if h := w.holds[val]; h != nil {
+		h.releasing = true
+	}
+	w.mu.Unlock()
+}
+
+// released ends following val and returns what its Release's delete did
+// (nil: the library ran none, or it was reported aside).
+func (w *libWatch) released(val string) *Result {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := w.holds[val]
+	delete(w.holds, val)
+	if h == nil || !h.releasing {
+		return nil
+	}
+	return h.deleted
+}
+
+// close stops reporting: the run's history is taken.
+func (w *libWatch) close() {
+	w.mu.Lock()
+	w.aside = nil
+	w.mu.Unlock()
+}
+
+// saw takes one script the library ran: its SHA, the value it names,
+// its times and its reply.
+func (w *libWatch) saw(ctx context.Context, sha, val string, call, ret int64, resp valkey.ValkeyResult) {
+	err := resp.Error()
+	if e, ok := valkey.IsValkeyErr(err); ok && e.IsNoScript() {
+		return // not run: the library sends it again as EVAL
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case vlAcquire[sha]:
+		w.acq = vlAcquireSeen{val: val, call: call, set: err == nil}
+	case sha == vlDelete && val == w.acq.val && w.holds[val] == nil:
+		w.acq.del = &Undo{Release: deleteResult(ctx, resp), Call: call, Return: ret}
+	case sha == vlDelete:
+		w.ended(val, call, ret, deleteResult(ctx, resp))
+	case sha == vlExtend:
+		if n, err := resp.AsInt64(); err == nil && n == 0 {
+			// the key is not its own: the library cancels without a delete
+			w.ended(val, call, ret, failed(""))
+		}
+	}
+}
+
+// ended takes what ended the hold of val: its Release's delete, or one
+// the library ran on its own, or a renewal that found the key gone. One
+// outside a Release is reported as the holder's release: at its times
+// when it deleted the key; else as a release of unknown time from its
+// call on (the key went earlier, unseen, or goes when it expires).
+func (w *libWatch) ended(val string, call, ret int64, r Result) {
+	h := w.holds[val]
+	if h == nil {
+		return
+	}
+	if h.releasing {
+		if h.deleted == nil || r.Outcome == history.OK {
+			h.deleted = &r
+		}
+		return
+	}
+	delete(w.holds, val)
+	if w.aside == nil {
+		return
+	}
+	if r.Outcome != history.OK {
+		r = unknownResult("valkeylock gave the key up on its own: " + orNone(r.Err))
+	}
+	w.aside(Aside{Key: h.key, Token: h.token, Release: r, Call: call, Return: ret})
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "it was not its own any more"
+	}
+	return s
+}
+
+// deleteResult reads the delete script's reply: 1 deleted the key, 0 found
+// it not its own, an error reply did nothing, no reply is unknown.
+func deleteResult(ctx context.Context, resp valkey.ValkeyResult) Result {
+	n, err := resp.AsInt64()
+	switch {
+	case err != nil:
+		return resultOf(ctx, err)
+	case n == 1:
+		return okResult()
+	}
+	return failed("")
+}
+
+// watchedClient is the library's client, seen by a libWatch.
+type watchedClient struct {
+	valkey.Client
+	w *libWatch
+}
+
+// Do runs one command; a script on a lock key is reported with its times.
+func (c watchedClient) Do(ctx context.Context, cmd valkey.Completed) valkey.ValkeyResult {
+	sha, val, ok := scriptCall(cmd.Commands())
+	if !ok {
+		return c.Client.Do(ctx, cmd)
+	}
+	call := c.w.clock()
+	resp := c.Client.Do(ctx, cmd)
+	c.w.saw(ctx, sha, val, call, c.w.clock(), resp)
+	return resp
+}
+
+// scriptCall reads EVALSHA sha 1 key val ... or EVAL src 1 key val ...
+// on a valkeylock key: the script's SHA and the value it names.
+func scriptCall(cmd []string) (sha, val string, ok bool) {
+	if len(cmd) < 5 || cmd[2] != "1" || !strings.HasPrefix(cmd[3], vlKeyPrefix) {
+		return "", "", false
+	}
+	switch strings.ToUpper(cmd[0]) {
+	case "EVALSHA":
+		sha = cmd[1]
+	case "EVAL":
+		sha = scriptSHA(cmd[1])
+	default:
+		return "", "", false
+	}
+	return sha, strings.Clone(cmd[4]), true
+}
