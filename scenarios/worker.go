@@ -387,6 +387,9 @@ func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Dura
 func (wk *worker) recordUndo(acq history.Op, r lockclient.Result) {
 	rec, u := wk.w.Recorder, r.Undo
 	acq.Outcome, acq.Error, acq.Return = history.OK, "", u.Call
+	// given up before it returned, the key was never renewed: it keeps
+	// the lease it was set with, even for a client that renews its holds
+	acq.TTLms = wk.w.TTL.Milliseconds()
 	acq.Token, acq.Fence, acq.HasFence = r.Token, r.Fence, r.HasFence
 	if u.Unsure {
 		acq.Outcome, acq.Error = history.Unknown, r.Err
