@@ -98,17 +98,17 @@ func (c undoConn) Eval(s *redsyncredis.Script, keysAndArgs ...any) (any, error) 
 	return v, err
 }
 
-// undone reads the release redsync ran inside a failed acquire (r): one
-// that deleted the acquire's value says the acquire held the lock until
-// it; one of unknown outcome says it may have (Undo.Unsure); one that
-// deleted nothing leaves r as it is.
+// undone reads the release a library (redsync, valkeylock) ran inside a
+// failed acquire (r): one that deleted the acquire's value says the
+// acquire held the lock until it; one of unknown outcome says it may
+// have (Undo.Unsure); one that deleted nothing leaves r as it is.
 func undone(r Result, u *Undo) Result {
 	if u == nil || u.Release.Outcome == history.Fail {
 		return r
 	}
 	r.Undo = u
 	if u.Release.Outcome == history.OK {
-		r.Outcome, r.Err = history.Fail, "acquired, then given back by redsync: "+r.Err
+		r.Outcome, r.Err = history.Fail, "acquired, then given back by the library: "+r.Err
 		return r
 	}
 	u.Unsure = true
