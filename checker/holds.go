@@ -88,7 +88,7 @@ func (b *holdWalk) step(i int32) {
 		case op.Outcome == history.OK && isOpen:
 			o.leaseEnd = max(o.leaseEnd, leaseEnd(op.Call, op.TTLms))
 			b.open[w] = o
-		case op.Outcome == history.OK:
+		case op.Outcome == history.OK && !op.Aside: // a renewal on the client's own tells its holder nothing
 			if a, ok := b.lastAcquire[w]; ok { // told it holds again after its lease ended
 				b.start(w, op, a, int(i))
 			}
@@ -96,7 +96,7 @@ func (b *holdWalk) step(i int32) {
 			b.closeAt(w, op.Return, "extend-failed")
 		}
 	case history.Release:
-		if isOpen {
+		if isOpen && sameToken(op.Token, b.holds[o.at].Token) {
 			b.closeAt(w, op.Call, "release")
 		}
 	}
@@ -127,6 +127,14 @@ func (b *holdWalk) start(w int, op *history.Op, acquire, extend int) {
 		b.holds[len(b.holds)-1].Extend = globalIndex(b.cc.global(int32(extend)))
 	}
 	b.open[w] = belief{at: len(b.holds) - 1, leaseEnd: leaseEnd(op.Call, op.TTLms)}
+}
+
+// sameToken says whether a release of token rel ends the hold of token
+// held: a release recorded by its client on its own (history.Op.Aside)
+// may come after its holder has moved on to another acquisition.
+// Histories without tokens match releases to the last acquire.
+func sameToken(rel, held string) bool {
+	return rel == "" || held == "" || rel == held
 }
 
 func leaseEnd(call, ttlMs int64) int64 {

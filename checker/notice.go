@@ -146,6 +146,7 @@ func Notices(h *history.History) ([]Loss, NoticeSummary) {
 // tenure is one holder's hold followed until it lets go.
 type tenure struct {
 	worker, client int
+	token          string
 	acquire        int // global index of the operation that began it
 	start          int64
 	lease, taken   int64 // never: no lease end, no takeover
@@ -221,7 +222,7 @@ func (w *noticeWalk) acquire(op *history.Op, i int32, who int) {
 }
 
 func (w *noticeWalk) begin(op *history.Op, i int32, who int) {
-	w.open[who] = &tenure{worker: op.Worker, client: op.Client, acquire: int(w.cc.global(i)), start: op.Return,
+	w.open[who] = &tenure{worker: op.Worker, client: op.Client, token: op.Token, acquire: int(w.cc.global(i)), start: op.Return,
 		lease: leaseEnd(op.Call, op.TTLms), taken: never}
 }
 
@@ -229,7 +230,7 @@ func (w *noticeWalk) extend(op *history.Op, i int32, who int) {
 	t := w.open[who]
 	switch {
 	case t == nil:
-		if op.Outcome == history.OK { // told it holds: a tenure begins
+		if op.Outcome == history.OK && !op.Aside { // told it holds: a tenure begins
 			w.begin(op, i, who)
 		}
 	case op.Outcome == history.OK:
@@ -244,7 +245,7 @@ func (w *noticeWalk) extend(op *history.Op, i int32, who int) {
 
 func (w *noticeWalk) release(op *history.Op, i int32, who int) {
 	t := w.open[who]
-	if t == nil {
+	if t == nil || !sameToken(op.Token, t.token) {
 		return
 	}
 	delete(w.open, who)

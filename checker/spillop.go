@@ -18,7 +18,10 @@ func appendOp(b []byte, i int32, op *history.Op) []byte {
 	}
 	var flags byte
 	if op.HasFence {
-		flags = 1
+		flags |= 1
+	}
+	if op.Aside {
+		flags |= 2
 	}
 	b = append(b, flags)
 	for _, s := range [...]string{op.Key, string(op.Kind), op.Token, string(op.Outcome), op.Error} {
@@ -45,7 +48,7 @@ func readOp(b []byte, op *history.Op, t texts) ([]byte, int32, error) {
 	if len(b) == 0 {
 		return nil, 0, errSpill
 	}
-	op.HasFence, b = b[0] == 1, b[1:]
+	op.HasFence, op.Aside, b = b[0]&1 != 0, b[0]&2 != 0, b[1:]
 	var s [5][]byte
 	for j := range s {
 		l, k := binary.Uvarint(b)

@@ -33,15 +33,13 @@ func stuckExcused(loss, clock lossWindows, maxTTL, tol int64) lossWindows {
 // noExpiry finds operations that may have left the lock key without an
 // expiry: an acquire or extend that sent no TTL (TTLms 0: SET without PX,
 // which also drops the old TTL) and did or may have taken effect, and an
-// observation of PTTL -1. A client that renews its lease on its own
-// (Meta.Renews) records its lock calls without a lease: its key's expiry
-// is its library's, and only an observation can judge it.
+// observation of PTTL -1.
 func noExpiry(h *history.History, k *keyOps, faults faultIndex, out *findings) {
 	for _, i := range k.ops {
 		op := &h.Ops[i]
 		var what string
 		switch {
-		case (op.Kind == history.Acquire || op.Kind == history.Extend) && op.TTLms <= 0 && op.Outcome != history.Fail && !h.Meta.Renews:
+		case (op.Kind == history.Acquire || op.Kind == history.Extend) && op.TTLms <= 0 && op.Outcome != history.Fail:
 			what = fmt.Sprintf("%s by worker %d set no expiry (ttl_ms 0): the key never expires", op.Kind, op.Worker)
 		case op.Kind == history.Observe && op.Outcome == history.OK && op.Read == -1:
 			what = "PTTL -1: the lock key has no expiry"

@@ -69,6 +69,11 @@ type Op struct {
 	// read-modify-write; a lost increment shows as Read != the last Wrote.
 	Read  int64 `json:"read,omitempty"`
 	Wrote int64 `json:"wrote,omitempty"`
+	// Aside marks a command the client ran on its own, outside any call of
+	// its worker (valkeylock's background renewal, or the delete it runs
+	// when one fails or its lease lapses): it sets or ends the lease, but
+	// tells the holder nothing, so it begins no belief.
+	Aside bool `json:"aside,omitempty"`
 	// Outcome, with the server's error text or the reason for Unknown.
 	Outcome Outcome `json:"outcome"`
 	Error   string  `json:"error,omitempty"`
@@ -124,21 +129,16 @@ type NodeState struct {
 
 // Meta describes the run that produced a history.
 type Meta struct {
-	Server   string `json:"server"`
-	Version  string `json:"version"`
-	Topology string `json:"topology"`
-	Client   string `json:"client"`
-	Seed     int64  `json:"seed"`
-	TTLms    int64  `json:"ttl_ms"`
-	Clients  int    `json:"clients"`
-	Keys     int    `json:"keys"`
-	Fenced   bool   `json:"fenced"`
-	// Renews says the client keeps its lease alive on its own for as long
-	// as its holder holds (valkeylock): its acquires and extends carry no
-	// lease (ttl_ms 0), and its key lives until a release, its holder's
-	// or one its library ran on its own.
-	Renews bool     `json:"renews,omitempty"`
-	Faults []string `json:"faults,omitempty"`
+	Server   string   `json:"server"`
+	Version  string   `json:"version"`
+	Topology string   `json:"topology"`
+	Client   string   `json:"client"`
+	Seed     int64    `json:"seed"`
+	TTLms    int64    `json:"ttl_ms"`
+	Clients  int      `json:"clients"`
+	Keys     int      `json:"keys"`
+	Fenced   bool     `json:"fenced"`
+	Faults   []string `json:"faults,omitempty"`
 	// Started is the wall-clock start in RFC 3339, for people only.
 	Started string `json:"started,omitempty"`
 	// DurationNs is the run's length on the monotonic clock.

@@ -27,6 +27,9 @@ func appendOp(b []byte, op *Op) []byte {
 	}
 	b = appendNonZero(b, `,"read":`, op.Read)
 	b = appendNonZero(b, `,"wrote":`, op.Wrote)
+	if op.Aside {
+		b = append(b, `,"aside":true`...)
+	}
 	b = appendField(b, `,"outcome":`, string(op.Outcome))
 	if op.Error != "" {
 		b = appendField(b, `,"error":`, op.Error)

@@ -13,7 +13,7 @@ func FuzzAppendOp(f *testing.F) {
 	f.Add(-2, 9, "é\x00\xff", "release", "tok\n", int64(-5), int64(-1), false, int64(1), int64(0), "unknown", "i/o timeout\u2028", int64(-3), int64(1<<62))
 	f.Fuzz(func(t *testing.T, client, worker int, key, kind, token string, ttl, fence int64, hasFence bool, read, wrote int64, outcome, errText string, call, ret int64) {
 		op := Op{Client: client, Worker: worker, Key: key, Kind: Kind(kind), Token: token, TTLms: ttl, Fence: fence, HasFence: hasFence,
-			Read: read, Wrote: wrote, Outcome: Outcome(outcome), Error: errText, Call: call, Return: ret}
+			Read: read, Wrote: wrote, Aside: read%2 != 0, Outcome: Outcome(outcome), Error: errText, Call: call, Return: ret}
 		want, err := json.Marshal(op)
 		if err != nil {
 			t.Fatal(err)

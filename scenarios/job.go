@@ -114,6 +114,5 @@ func (j Job) Play(ctx context.Context, t *topology.Topology, p Play) (*ChaosResu
 func (j Job) Meta(t *topology.Topology) history.Meta {
 	s := j.Scenario
 	return history.Meta{Server: t.Build.Name, Version: t.Version, Topology: string(t.Kind), Client: s.Client, Seed: s.Seed,
-		TTLms: s.TTL.Milliseconds(), Clients: s.Clients, Keys: s.Keys, Fenced: s.Fenced || lockclient.DrawsFences(s.Client),
-		Renews: lockclient.Renews(s.Client), Faults: s.Faults}
+		TTLms: s.TTL.Milliseconds(), Clients: s.Clients, Keys: s.Keys, Fenced: s.Fenced || lockclient.DrawsFences(s.Client), Faults: s.Faults}
 }

@@ -286,7 +286,7 @@ func (wk *worker) call(kind history.Kind, key, token string, ttl time.Duration, 
 		wk.plan.Pause = 0 // taken: the later calls of this hold run free
 	}
 	wk.endQuiet() // a quiet stall lasts until the stalled holder's next call returned
-	op := lockOp(wk.cid, wk.id, kind, key, token, wk.leaseOf(ttl), r, call, ret)
+	op := lockOp(wk.cid, wk.id, kind, key, token, ttl, r, call, ret)
 	if r.Undo != nil {
 		wk.recordUndo(op, r)
 		return r
@@ -359,17 +359,6 @@ func (wk *worker) holdFor(kind history.Kind, key string, pause *lockclient.Pause
 	return &lockclient.Hold{Key: key, For: LateReplyFor(wk.w.Scenario), Wake: wk.done}
 }
 
-// leaseOf is the lease the history records for a lock call that asked for
-// ttl: none for a client that keeps its lease alive on its own
-// (lockclient.Renews), whose key lives until a release, its holder's or
-// its own (lockclient.Aside).
-func (wk *worker) leaseOf(ttl time.Duration) time.Duration {
-	if lockclient.Renews(wk.w.Client) {
-		return 0
-	}
-	return ttl
-}
-
 // lockOp is the history's record of one lock call as the client reported
 // it: an acquire that may have taken the lock carries its token and fence.
 func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Duration, r lockclient.Result, call, ret int64) history.Op {
@@ -387,9 +376,6 @@ func lockOp(cid, worker int, kind history.Kind, key, token string, ttl time.Dura
 func (wk *worker) recordUndo(acq history.Op, r lockclient.Result) {
 	rec, u := wk.w.Recorder, r.Undo
 	acq.Outcome, acq.Error, acq.Return = history.OK, "", u.Call
-	// given up before it returned, the key was never renewed: it keeps
-	// the lease it was set with, even for a client that renews its holds
-	acq.TTLms = wk.w.TTL.Milliseconds()
 	acq.Token, acq.Fence, acq.HasFence = r.Token, r.Fence, r.HasFence
 	if u.Unsure {
 		acq.Outcome, acq.Error = history.Unknown, r.Err

@@ -110,8 +110,7 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 		return nil, err
 	}
 	meta := history.Meta{Server: cfg.Server, Version: cfg.Version, Topology: string(cfg.Topology), Client: clients[0].Name(),
-		Seed: w.Seed, TTLms: w.TTL.Milliseconds(), Clients: w.Clients, Keys: w.Keys, Fenced: res.Fenced(),
-		Renews: lockclient.Renews(w.Client), Coverage: &cov}
+		Seed: w.Seed, TTLms: w.TTL.Milliseconds(), Clients: w.Clients, Keys: w.Keys, Fenced: res.Fenced(), Coverage: &cov}
 	return rec.History(meta), nil
 }
 
@@ -139,13 +138,13 @@ func (w Workload) clients(cfg lockclient.Config) ([]lockclient.Client, []*lockcl
 	return out, lates, nil
 }
 
-// recordAside records a release that worker i's client ran on its own
-// (lockclient.Aside) as the worker's, under a client id of its own: it
-// may overlap the worker's own calls.
+// recordAside records a lock command that worker i's client ran on its
+// own (lockclient.Aside) as the worker's, under a client id of its own:
+// it may overlap the worker's own calls.
 func (w Workload) recordAside(i int, a lockclient.Aside) {
 	rec := w.Recorder
-	rec.Add(history.Op{Client: rec.NewClient(), Worker: i, Key: a.Key, Kind: history.Release, Token: a.Token,
-		Outcome: a.Release.Outcome, Error: a.Release.Err, Call: a.Call, Return: a.Return})
+	rec.Add(history.Op{Client: rec.NewClient(), Worker: i, Key: a.Key, Kind: a.Kind, Token: a.Token, TTLms: a.TTL.Milliseconds(),
+		Aside: true, Outcome: a.Result.Outcome, Error: a.Result.Err, Call: a.Call, Return: a.Return})
 }
 
 func closeAll(clients []lockclient.Client) {

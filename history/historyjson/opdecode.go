@@ -22,6 +22,7 @@ const (
 	fHasFence
 	fRead
 	fWrote
+	fAside
 	fOutcome
 	fError
 	fCall
@@ -31,7 +32,7 @@ const (
 // opFields are the fields' names as Op's tags give them.
 var opFields = [...]string{
 	fClient: "client", fWorker: "worker", fKey: "key", fKind: "kind", fToken: "token", fTTL: "ttl_ms",
-	fFence: "fence", fHasFence: "has_fence", fRead: "read", fWrote: "wrote", fOutcome: "outcome",
+	fFence: "fence", fHasFence: "has_fence", fRead: "read", fWrote: "wrote", fAside: "aside", fOutcome: "outcome",
 	fError: "error", fCall: "call", fReturn: "return",
 }
 
@@ -59,6 +60,8 @@ func fieldOf(name []byte) opField {
 		return fRead
 	case "wrote":
 		return fWrote
+	case "aside":
+		return fAside
 	case "outcome":
 		return fOutcome
 	case "error":
@@ -179,13 +182,17 @@ func (d *opDecoder) field(b []byte, p, depth int, f opField, op *history.Op) (in
 			return d.textField(b, p, f, op)
 		}
 		want = "a string"
-	case fHasFence:
+	case fHasFence, fAside:
+		flag := &op.HasFence
+		if f == fAside {
+			flag = &op.Aside
+		}
 		switch c {
 		case 't':
-			op.HasFence = true
+			*flag = true
 			return lexLiteral(b, p, "true")
 		case 'f':
-			op.HasFence = false
+			*flag = false
 			return lexLiteral(b, p, "false")
 		}
 		want = "true or false"

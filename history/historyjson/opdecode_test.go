@@ -15,6 +15,7 @@ func FuzzDecodeOp(f *testing.F) {
 		{Client: 3, Worker: 1, Key: "lock:{k1}", Kind: history.Acquire, Token: "c3-17", TTLms: 1000, Fence: 4, HasFence: true, Outcome: history.OK, Call: 10, Return: 20},
 		{Key: "k", Kind: history.Write, Read: -1, Wrote: 7, Outcome: history.Fail, Error: `ERR "quoted" \ back`, Call: 1, Return: 2},
 		{Key: "k", Kind: history.Release, Outcome: history.Unknown, Error: "i/o timeout", Call: 5, Return: 9},
+		{Client: 7, Worker: 2, Key: "k", Kind: history.Extend, Token: "v", TTLms: 500, Aside: true, Outcome: history.OK, Call: 5, Return: 9},
 	} {
 		b, _ := json.Marshal(op)
 		f.Add(b)

@@ -60,12 +60,15 @@ type Undo struct {
 	Unsure bool
 }
 
-// Aside is a release a client ran on its own, outside any call: of the
-// acquisition that returned Token on Key, with call and return times from
+// Aside is a lock command a client ran on its own, outside any call: an
+// extend (with the lease TTL it set) or a release of the acquisition that
+// returned Token on Key, what it did, and its call and return times from
 // Config.Clock.
 type Aside struct {
+	Kind         history.Kind
 	Key, Token   string
-	Release      Result
+	TTL          time.Duration
+	Result       Result
 	Call, Return int64
 }
 
@@ -117,10 +120,10 @@ type Config struct {
 	// Clock gives the times of operations a client runs on its own (see
 	// Undo); the workload sets it to its Recorder's clock.
 	Clock func() int64
-	// Aside receives a release the client ran on its own, outside any
-	// call (valkeylock's library gives its key back when a renewal fails,
-	// or when its lease lapses): the workload records it as its holder's,
-	// under a client id of its own. Nil drops it.
+	// Aside receives a lock command the client ran on its own, outside
+	// any call (valkeylock renews its key in the background, and deletes
+	// it when a renewal fails or its lease lapses): the workload records
+	// it as its holder's, under a client id of its own. Nil drops it.
 	Aside func(Aside)
 	// Late, when set, can hold back the reply to one of the client's
 	// commands past its call timeout (LateReply.Arm): the client's

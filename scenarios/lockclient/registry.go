@@ -28,9 +28,6 @@ type kindSpec struct {
 	// opaque marks a kind whose lock key or stored value is its own, not
 	// the key and token the history names: the observer cannot read it.
 	opaque bool
-	// renews marks a kind that keeps its lease alive on its own for as
-	// long as its holder holds (Traits.Renews).
-	renews bool
 	// doc says in one line what the kind is: its commands, or a mutant's
 	// bug. The reference pages (lockcheck docs) are written from it.
 	doc string
@@ -118,7 +115,7 @@ var registry = map[string]kindSpec{
 		notice: "Mutex.ExtendContext returns false with ErrExtendFailed or ErrTaken; Mutex.UnlockContext returns false with ErrLockAlreadyExpired; no callback (Until is a local deadline only)"},
 	"redislock": {needs: luaNeeds, library: true, build: newRedislock, doc: "bsm/redislock on go-redis v9 (Lua to obtain, refresh and release)",
 		notice: "Lock.Refresh returns ErrNotObtained; Lock.Release returns ErrLockNotHeld; Lock.TTL returns 0 once the token is gone; no callback"},
-	"valkeylock": {needs: luaNeeds, library: true, opaque: true, renews: true, build: newValkeylock, doc: "valkey-go's valkeylock; its adapter lets a lock the workload neither extends nor releases lapse after its TTL",
+	"valkeylock": {needs: luaNeeds, library: true, opaque: true, build: newValkeylock, doc: "valkey-go's valkeylock; its adapter lets a lock the workload neither extends nor releases lapse after its TTL",
 		notice: "no extend call (it renews in the background): the context WithContext returned is cancelled when a renewal fails, with no reason given; the release (the cancel function) reports nothing"},
 	"glide": {needs: nativeNeeds, library: true, build: newGlide, doc: "Valkey GLIDE's Go client (Rust core, cgo): SET NX PX, SET IFEQ PX and DELIFEQ as the native client; no Sentinel mode",
 		notice: "no lock API: SetWithOptions with OnlyIfEquals returns a nil result and no error, CustomCommand DELIFEQ returns 0 and no error; code that checks only the error never notices"},
@@ -218,12 +215,6 @@ type Traits struct {
 	// the key the workload named holding the token the client returned,
 	// so the observer does not read the key.
 	Opaque bool
-	// Renews: the client keeps its lease alive on its own, in the
-	// background, for as long as its holder holds: its key does not expire
-	// TTL after the holder's last call. Its acquires and extends are
-	// recorded without a lease, and the releases it runs on its own
-	// (Config.Aside) are recorded as its holder's.
-	Renews bool
 	// Doc says in one line what the kind is, for lockcheck docs.
 	Doc string
 	// Notice says through which API the holder learns that its lock is
@@ -239,7 +230,7 @@ func TraitsOf(kind string) (tr Traits, ok bool) {
 	if !ok {
 		return Traits{}, false
 	}
-	return Traits{Needs: spec.needs, Fenced: spec.fenced, Library: spec.library, Opaque: spec.opaque, Renews: spec.renews, Doc: spec.doc, Notice: spec.notice}, true
+	return Traits{Needs: spec.needs, Fenced: spec.fenced, Library: spec.library, Opaque: spec.opaque, Doc: spec.doc, Notice: spec.notice}, true
 }
 
 // Register adds a client kind with traits tr, built by build, until the
@@ -255,7 +246,7 @@ func Register(kind string, tr Traits, build func(cfg Config) (Client, error)) (u
 	if _, ok := registry[kind]; ok {
 		return nil, fmt.Errorf("client kind %q is taken", kind)
 	}
-	registry[kind] = kindSpec{needs: tr.Needs, fenced: tr.Fenced, library: tr.Library, opaque: tr.Opaque, renews: tr.Renews, doc: tr.Doc, notice: tr.Notice,
+	registry[kind] = kindSpec{needs: tr.Needs, fenced: tr.Fenced, library: tr.Library, opaque: tr.Opaque, doc: tr.Doc, notice: tr.Notice,
 		build: func(_ string, cfg Config) (Client, error) { return build(cfg) }}
 	return func() {
 		registryMu.Lock()
@@ -288,13 +279,6 @@ func LocksMajority(kind string) bool {
 	}
 	spec, _ := lookup(kind)
 	return spec.majority
-}
-
-// Renews says whether kind keeps its lease alive on its own
-// (Traits.Renews).
-func Renews(kind string) bool {
-	spec, _ := lookup(kind)
-	return spec.renews
 }
 
 // DrawsFences says whether a built-in kind draws a fence with every

@@ -85,12 +85,12 @@ func TestValkeylockLeaseLapses(t *testing.T) {
 	}
 }
 
-// TestValkeylockLapseIsRecorded: the deletes valkeylock runs outside a
-// Release reach the history (Config.Aside), as its holder's release at
-// the delete's times, because its holds are recorded without a lease:
-// a lapse's delete is reported, a Release's is the Release's own and is
-// not. It also fails if the library's scripts change, which the watch
-// knows by their text.
+// TestValkeylockLapseIsRecorded: the lock commands valkeylock runs on
+// its own reach the history (Config.Aside) as its holder's: each renewal
+// as an extend with the lease it set, and a lapse's delete as a release
+// at the delete's times; a Release's own delete is the Release's and is
+// not reported. It also fails if the library's scripts change, which the
+// watch knows by their text.
 func TestValkeylockLapseIsRecorded(t *testing.T) {
 	topo := sharedStandalone(t, "valkey-9.1")
 	var mu sync.Mutex
@@ -101,10 +101,16 @@ func TestValkeylockLapseIsRecorded(t *testing.T) {
 		asides = append(asides, a)
 		mu.Unlock()
 	}
-	reported := func() []Aside {
+	reported := func(kind history.Kind) []Aside {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]Aside(nil), asides...)
+		var out []Aside
+		for _, a := range asides {
+			if a.Kind == kind {
+				out = append(out, a)
+			}
+		}
+		return out
 	}
 	c := newTestClient(t, "valkeylock", cfg)
 	ctx := context.Background()
@@ -116,29 +122,39 @@ func TestValkeylockLapseIsRecorded(t *testing.T) {
 	if rel := c.Release(ctx, "aside", r.Token); rel.Outcome != history.OK {
 		t.Fatalf("release of a held lock: %+v", rel)
 	}
-	if a := reported(); len(a) != 0 {
+	if a := reported(history.Release); len(a) != 0 {
 		t.Fatalf("a Release's own delete was reported aside: %+v", a)
 	}
 	r = c.Acquire(ctx, "aside", ttl)
 	if r.Outcome != history.OK {
 		t.Fatalf("second acquire: %+v", r)
 	}
-	// Abandoned: the lapse comes TTL after the acquire began.
+	// Abandoned: the library renews it every half TTL until the lapse,
+	// TTL after the acquire began, deletes it.
 	deadline := time.Now().Add(2*ttl + 5*time.Second)
-	for len(reported()) == 0 && time.Now().Before(deadline) {
+	for len(reported(history.Release)) == 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	a := reported()
-	if len(a) != 1 {
-		t.Fatalf("the lapse's delete: %d releases reported aside, want 1: %+v", len(a), a)
+	rels := reported(history.Release)
+	if len(rels) != 1 {
+		t.Fatalf("the lapse's delete: %d releases reported aside, want 1: %+v", len(rels), rels)
 	}
-	if got := a[0]; got.Key != "aside" || got.Token != r.Token || got.Release.Outcome != history.OK || got.Return < got.Call {
+	if got := rels[0]; got.Key != "aside" || got.Token != r.Token || got.Result.Outcome != history.OK || got.Return < got.Call {
 		t.Fatalf("the lapse's delete was reported as %+v, want an OK release of key aside, token %s", got, r.Token)
+	}
+	exts := reported(history.Extend)
+	if len(exts) == 0 {
+		t.Fatalf("no renewal reported in a hold of %v renewed every %v", ttl, ttl/2)
+	}
+	for _, e := range exts {
+		if e.Key != "aside" || e.Token != r.Token || e.TTL != ttl || e.Result.Outcome != history.OK || e.Call > rels[0].Call {
+			t.Fatalf("a renewal was reported as %+v, want an OK extend of key aside, token %s, for %v, before the delete", e, r.Token, ttl)
+		}
 	}
 	if rel := c.Release(ctx, "aside", r.Token); rel.Outcome != history.Fail {
 		t.Fatalf("a release after the lapse: %+v", rel)
 	}
-	if len(reported()) != 1 {
-		t.Fatalf("a Release after the lapse reported another delete: %+v", reported())
+	if len(reported(history.Release)) != 1 {
+		t.Fatalf("a Release after the lapse reported another delete: %+v", reported(history.Release))
 	}
 }

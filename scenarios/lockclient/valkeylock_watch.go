@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -15,11 +16,11 @@ import (
 // valkeylock runs its lock commands as scripts on a client of its own,
 // and some of them on its own, in the background: it renews the key every
 // half validity, and gives the key back (its delete script) when a
-// renewal fails or its context ends. The history records valkeylock's
-// holds without a lease (Traits.Renews), so every release must be in it:
-// libWatch sees the scripts go out on the library's client and reports
-// each delete the library runs outside a Release as its holder's
-// (Config.Aside), and a renewal that finds the key gone as the hold's end.
+// renewal fails or its context ends. The key lives by those renewals, not
+// by the workload's calls, so the history must hold them: libWatch sees
+// the scripts go out on the library's client and reports each renewal
+// as an extend of the holder's, and each delete the library runs outside
+// a Release as the holder's release (Config.Aside).
 //
 // The scripts are known by their text, as valkey-go v1.0.79's valkeylock
 // has it (TestValkeylockLapseIsRecorded fails if they change).
@@ -64,9 +65,12 @@ type vlAcquireSeen struct {
 // vlHold is one hold the adapter returned.
 type vlHold struct {
 	key, token string
-	// releasing: the adapter's Release runs, and the delete is its own;
-	// deleted is what that delete did (nil: none ran).
-	releasing bool
+	// ttl is the lease each renewal sets (the locker's validity).
+	ttl time.Duration
+	// releaseAt is when the adapter's Release began (0: it has not): a
+	// delete called since is that call's own, and deleted is what it did
+	// (nil: none ran).
+	releaseAt int64
 	deleted   *Result
 }
 
@@ -88,19 +92,19 @@ func (w *libWatch) acquired() vlAcquireSeen {
 	return w.acq
 }
 
-// hold starts following the hold of value val.
-func (w *libWatch) hold(val, key, token string) {
+// hold starts following the hold of value val, whose renewals set ttl.
+func (w *libWatch) hold(val, key, token string, ttl time.Duration) {
 	w.mu.Lock()
-	w.holds[val] = &vlHold{key: key, token: token}
+	w.holds[val] = &vlHold{key: key, token: token, ttl: ttl}
 	w.mu.Unlock()
 }
 
-// release marks the hold of val as given up by the adapter's Release: its
-// delete belongs to that call.
+// release marks the hold of val as given up by the adapter's Release from
+// now: a delete called since belongs to that call.
 func (w *libWatch) release(val string) {
 	w.mu.Lock()
 	if h := w.holds[val]; h != nil {
-		h.releasing = true
+		h.releaseAt = w.clock()
 	}
 	w.mu.Unlock()
 }
@@ -112,7 +116,7 @@ func (w *libWatch) released(val string) *Result {
 	defer w.mu.Unlock()
 	h := w.holds[val]
 	delete(w.holds, val)
-	if h == nil || !h.releasing {
+	if h == nil || h.releaseAt == 0 {
 		return nil
 	}
 	return h.deleted
@@ -128,63 +132,40 @@ func (w *libWatch) close() {
 // saw takes one script the library ran: its SHA, the value it names,
 // its times and its reply.
 func (w *libWatch) saw(ctx context.Context, sha, val string, call, ret int64, resp valkey.ValkeyResult) {
-	err := resp.Error()
-	if e, ok := valkey.IsValkeyErr(err); ok && e.IsNoScript() {
+	if e, ok := valkey.IsValkeyErr(resp.Error()); ok && e.IsNoScript() {
 		return // not run: the library sends it again as EVAL
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	h := w.holds[val]
 	switch {
 	case vlAcquire[sha]:
-		w.acq = vlAcquireSeen{val: val, call: call, set: err == nil}
-	case sha == vlDelete && val == w.acq.val && w.holds[val] == nil:
-		w.acq.del = &Undo{Release: deleteResult(ctx, resp), Call: call, Return: ret}
+		w.acq = vlAcquireSeen{val: val, call: call, set: resp.Error() == nil}
+	case sha == vlDelete && h == nil && val == w.acq.val:
+		w.acq.del = &Undo{Release: scriptResult(ctx, resp), Call: call, Return: ret}
+	case h == nil:
+	case sha == vlDelete && h.releaseAt != 0 && call >= h.releaseAt:
+		r := scriptResult(ctx, resp)
+		h.deleted = &r
 	case sha == vlDelete:
-		w.ended(val, call, ret, deleteResult(ctx, resp))
+		delete(w.holds, val)
+		w.report(Aside{Kind: history.Release, Key: h.key, Token: h.token, Result: scriptResult(ctx, resp), Call: call, Return: ret})
 	case sha == vlExtend:
-		if n, err := resp.AsInt64(); err == nil && n == 0 {
-			// the key is not its own: the library cancels without a delete
-			w.ended(val, call, ret, failed(""))
-		}
+		w.report(Aside{Kind: history.Extend, Key: h.key, Token: h.token, TTL: h.ttl, Result: scriptResult(ctx, resp), Call: call, Return: ret})
 	}
 }
 
-// ended takes what ended the hold of val: its Release's delete, or one
-// the library ran on its own, or a renewal that found the key gone. One
-// outside a Release is reported as the holder's release: at its times
-// when it deleted the key; else as a release of unknown time from its
-// call on (the key went earlier, unseen, or goes when it expires).
-func (w *libWatch) ended(val string, call, ret int64, r Result) {
-	h := w.holds[val]
-	if h == nil {
-		return
+// report hands a to the workload, unless the client has closed.
+func (w *libWatch) report(a Aside) {
+	if w.aside != nil {
+		w.aside(a)
 	}
-	if h.releasing {
-		if h.deleted == nil || r.Outcome == history.OK {
-			h.deleted = &r
-		}
-		return
-	}
-	delete(w.holds, val)
-	if w.aside == nil {
-		return
-	}
-	if r.Outcome != history.OK {
-		r = unknownResult("valkeylock gave the key up on its own: " + orNone(r.Err))
-	}
-	w.aside(Aside{Key: h.key, Token: h.token, Release: r, Call: call, Return: ret})
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "it was not its own any more"
-	}
-	return s
-}
-
-// deleteResult reads the delete script's reply: 1 deleted the key, 0 found
-// it not its own, an error reply did nothing, no reply is unknown.
-func deleteResult(ctx context.Context, resp valkey.ValkeyResult) Result {
+// scriptResult reads the reply of the renewal or delete script: 1 moved
+// the lease or deleted the key, 0 found the key not its own, an error
+// reply did nothing, no reply is unknown.
+func scriptResult(ctx context.Context, resp valkey.ValkeyResult) Result {
 	n, err := resp.AsInt64()
 	switch {
 	case err != nil:
