@@ -72,6 +72,14 @@ func (r *Recorder) Settled() int64 {
 	return at
 }
 
+// Abandon ends client's operation in flight (Begin) with nothing to
+// record.
+func (r *Recorder) Abandon(client int) {
+	r.mu.Lock()
+	delete(r.inflight, client)
+	r.mu.Unlock()
+}
+
 // Started is the wall-clock instant of the run's start.
 func (r *Recorder) Started() time.Time { return r.start }
 

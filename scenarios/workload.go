@@ -123,7 +123,7 @@ func (w Workload) clients(cfg lockclient.Config) ([]lockclient.Client, []*lockcl
 	for i := range w.Clients {
 		c := cfg
 		c.ID = i
-		c.Aside = func(a lockclient.Aside) { w.recordAside(i, a) }
+		c.Aside = func() func(*lockclient.Aside) { return w.beginAside(i) }
 		if w.LateReplyRate > 0 && !strings.HasPrefix(w.Client, lockclient.ExternalPrefix) {
 			lates[i] = &lockclient.LateReply{}
 			c.Late = lates[i]
@@ -138,13 +138,24 @@ func (w Workload) clients(cfg lockclient.Config) ([]lockclient.Client, []*lockcl
 	return out, lates, nil
 }
 
-// recordAside records a lock command that worker i's client ran on its
-// own (lockclient.Aside) as the worker's, under a client id of its own:
-// it may overlap the worker's own calls.
-func (w Workload) recordAside(i int, a lockclient.Aside) {
+// beginAside marks a lock command that worker i's client runs on its
+// own (lockclient.Config.Aside) in flight, under a client id of its own
+// (it may overlap the worker's own calls), and returns what records it
+// as the worker's once it returned: until then the recorder's settled
+// instant stays before it, so a live check does not see the hold it
+// ends still open.
+func (w Workload) beginAside(i int) func(*lockclient.Aside) {
 	rec := w.Recorder
-	rec.Add(history.Op{Client: rec.NewClient(), Worker: i, Key: a.Key, Kind: a.Kind, Token: a.Token, TTLms: a.TTL.Milliseconds(),
-		Aside: true, Outcome: a.Result.Outcome, Error: a.Result.Err, Call: a.Call, Return: a.Return})
+	id := rec.NewClient()
+	rec.Begin(id)
+	return func(a *lockclient.Aside) {
+		if a == nil {
+			rec.Abandon(id)
+			return
+		}
+		rec.Add(history.Op{Client: id, Worker: i, Key: a.Key, Kind: a.Kind, Token: a.Token, TTLms: a.TTL.Milliseconds(),
+			Aside: true, Outcome: a.Result.Outcome, Error: a.Result.Err, Call: a.Call, Return: a.Return})
+	}
 }
 
 func closeAll(clients []lockclient.Client) {

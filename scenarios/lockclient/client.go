@@ -120,11 +120,16 @@ type Config struct {
 	// Clock gives the times of operations a client runs on its own (see
 	// Undo); the workload sets it to its Recorder's clock.
 	Clock func() int64
-	// Aside receives a lock command the client ran on its own, outside
-	// any call (valkeylock renews its key in the background, and deletes
-	// it when a renewal fails or its lease lapses): the workload records
-	// it as its holder's, under a client id of its own. Nil drops it.
-	Aside func(Aside)
+	// Aside is called as a lock command the client runs on its own goes
+	// out, outside any call (valkeylock renews its key in the background,
+	// and deletes it when a renewal fails or its lease lapses), and the
+	// func it returns once the command has returned, with what to record
+	// (nil: nothing, the command turned out not to be one to report).
+	// The workload records it as its holder's, under a client id of its
+	// own, and counts it in flight between the two
+	// (history.Recorder.Settled), as it does a worker's call. Nil drops
+	// it.
+	Aside func() func(*Aside)
 	// Late, when set, can hold back the reply to one of the client's
 	// commands past its call timeout (LateReply.Arm): the client's
 	// connections are dialled through it. GLIDE, whose core dials past
@@ -174,7 +179,7 @@ func (c Config) WithDefaults() Config {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	if c.Aside == nil {
-		c.Aside = func(Aside) {}
+		c.Aside = func() func(*Aside) { return func(*Aside) {} }
 	}
 	if c.Topology == "" {
 		c.Topology = topology.Standalone

@@ -89,17 +89,27 @@ func TestValkeylockLeaseLapses(t *testing.T) {
 // its own reach the history (Config.Aside) as its holder's: each renewal
 // as an extend with the lease it set, and a lapse's delete as a release
 // at the delete's times; a Release's own delete is the Release's and is
-// not reported. It also fails if the library's scripts change, which the
+// not reported; every script begun aside is ended, reported or not, so
+// the recorder's settled instant does not stay behind. It also fails if the library's scripts change, which the
 // watch knows by their text.
 func TestValkeylockLapseIsRecorded(t *testing.T) {
 	topo := sharedStandalone(t, "valkey-9.1")
 	var mu sync.Mutex
 	var asides []Aside
+	open := 0 // begun and not yet ended
 	cfg := ConfigFor(topo)
-	cfg.Aside = func(a Aside) {
+	cfg.Aside = func() func(*Aside) {
 		mu.Lock()
-		asides = append(asides, a)
+		open++
 		mu.Unlock()
+		return func(a *Aside) {
+			mu.Lock()
+			defer mu.Unlock()
+			open--
+			if a != nil {
+				asides = append(asides, *a)
+			}
+		}
 	}
 	reported := func(kind history.Kind) []Aside {
 		mu.Lock()
@@ -156,5 +166,10 @@ func TestValkeylockLapseIsRecorded(t *testing.T) {
 	}
 	if len(reported(history.Release)) != 1 {
 		t.Fatalf("a Release after the lapse reported another delete: %+v", reported(history.Release))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if open != 0 {
+		t.Fatalf("%d scripts begun aside were never ended: the recorder would count them in flight for ever", open)
 	}
 }

@@ -44,9 +44,10 @@ const vlKeyPrefix = "valkeylock:0:"
 
 // libWatch follows one adapter's holds through the library's scripts.
 type libWatch struct {
-	clock func() int64
-	mu    sync.Mutex
-	aside func(Aside) // nil once the client closes: nothing more is recorded
+	clock  func() int64
+	mu     sync.Mutex
+	aside  func() func(*Aside) // Config.Aside
+	closed bool                // the client closed: nothing more is reported
 	// acq is the acquire in flight (one at a time: one worker per client).
 	acq vlAcquireSeen
 	// holds are the adapter's holds by the value the library stored.
@@ -125,15 +126,27 @@ func (w *libWatch) released(val string) *Result {
 // close stops reporting: the run's history is taken.
 func (w *libWatch) close() {
 	w.mu.Lock()
-	w.aside = nil
+	w.closed = true
 	w.mu.Unlock()
 }
 
+// begin marks a script going out: the returned func takes what saw made
+// of it (nil: nothing to report). Once the client closed, nothing is.
+func (w *libWatch) begin() func(*Aside) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return func(*Aside) {}
+	}
+	return w.aside()
+}
+
 // saw takes one script the library ran: its SHA, the value it names,
-// its times and its reply.
-func (w *libWatch) saw(ctx context.Context, sha, val string, call, ret int64, resp valkey.ValkeyResult) {
+// its times and its reply. It returns the command to record aside, if
+// it is one: a renewal, or a delete outside the adapter's calls.
+func (w *libWatch) saw(ctx context.Context, sha, val string, call, ret int64, resp valkey.ValkeyResult) *Aside {
 	if e, ok := valkey.IsValkeyErr(resp.Error()); ok && e.IsNoScript() {
-		return // not run: the library sends it again as EVAL
+		return nil // not run: the library sends it again as EVAL
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -149,17 +162,11 @@ func (w *libWatch) saw(ctx context.Context, sha, val string, call, ret int64, re
 		h.deleted = &r
 	case sha == vlDelete:
 		delete(w.holds, val)
-		w.report(Aside{Kind: history.Release, Key: h.key, Token: h.token, Result: scriptResult(ctx, resp), Call: call, Return: ret})
+		return &Aside{Kind: history.Release, Key: h.key, Token: h.token, Result: scriptResult(ctx, resp), Call: call, Return: ret}
 	case sha == vlExtend:
-		w.report(Aside{Kind: history.Extend, Key: h.key, Token: h.token, TTL: h.ttl, Result: scriptResult(ctx, resp), Call: call, Return: ret})
+		return &Aside{Kind: history.Extend, Key: h.key, Token: h.token, TTL: h.ttl, Result: scriptResult(ctx, resp), Call: call, Return: ret}
 	}
-}
-
-// report hands a to the workload, unless the client has closed.
-func (w *libWatch) report(a Aside) {
-	if w.aside != nil {
-		w.aside(a)
-	}
+	return nil
 }
 
 // scriptResult reads the reply of the renewal or delete script: 1 moved
@@ -188,9 +195,10 @@ func (c watchedClient) Do(ctx context.Context, cmd valkey.Completed) valkey.Valk
 	if !ok {
 		return c.Client.Do(ctx, cmd)
 	}
+	end := c.w.begin()
 	call := c.w.clock()
 	resp := c.Client.Do(ctx, cmd)
-	c.w.saw(ctx, sha, val, call, c.w.clock(), resp)
+	end(c.w.saw(ctx, sha, val, call, c.w.clock(), resp))
 	return resp
 }
 
