@@ -42,6 +42,7 @@ func TestHostileInput(t *testing.T) {
 	}{
 		{"a billion keys", []string{"run", "--server", "valkey-9.1", "--keys", "1000000000"}, "want 1 to 10000", ""},
 		{"a hundred million clients", []string{"run", "--server", "valkey-9.1", "--clients", "100000000"}, "want 1 to 1000", ""},
+		{"claims for a mistyped client", []string{"claims", "--table", "migrations", "--clients", "valkeylok"}, `--clients "valkeylok": no claim of the table runs it`, ""},
 		{"no lease", []string{"run", "--server", "valkey-9.1", "--ttl", "0"}, "--ttl 0s: want a duration above 0", ""},
 		{"no redlock nodes", []string{"run", "--server", "valkey-9.1", "--topology", "redlock", "--client", "redlock", "--nodes", "0"}, "--nodes 0: want a number above 0", ""},
 		{"an adapter without a command", []string{"run", "--server", "valkey-9.1", "--client", "external:"}, "names no adapter command", ""},
