@@ -66,7 +66,7 @@ func (c Chaos) Run(ctx context.Context, t *topology.Topology) (*ChaosResult, err
 		w.Gate = fault.NewGate()
 	}
 	env := fault.Env{Topo: t, Rec: w.Recorder, TTL: w.TTL, CallTimeout: w.CallTimeout, AOF: w.AOF, Log: c.Log, Freezer: w.Freezer, Gate: w.Gate,
-		UpgradeTo: w.UpgradeTo, Probe: probeFor(w.Client)}
+		UpgradeTo: w.UpgradeTo, Reshard: w.Reshard, Probe: probeFor(w.Client)}
 
 	// The faults end with the workload; a fault that panics ends both (the
 	// run is void, and the caller must still tear down).

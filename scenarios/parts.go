@@ -28,6 +28,11 @@ type ServerSettings struct {
 	// only fault), and the run ends with the upgrade's last step, Duration
 	// at most.
 	UpgradeTo string
+	// Reshard, with UpgradeTo on a cluster, empties each shard's primary
+	// before its shard is upgraded and gives the slots back after, as an
+	// operator does, instead of failing over onto an upgraded replica:
+	// the lock keys' slots move while the workload runs.
+	Reshard bool
 	// NodeConfig appends lines to one node's configuration (by name), e.g.
 	// "replica-priority 0" so that Sentinel never promotes it.
 	NodeConfig map[string][]string

@@ -93,6 +93,10 @@ func (s Scenario) ServerConfig() []string {
 			lines = append(lines, fmt.Sprintf("min-replicas-max-lag %d", s.MinReplicasMaxLag/time.Second))
 		}
 	}
+	if s.Reshard {
+		// an emptied primary stays a primary, to take its slots back
+		lines = append(lines, "cluster-allow-replica-migration no")
+	}
 	faults, _ := s.FaultList()
 	for _, f := range faults {
 		if c, ok := f.(fault.Configured); ok {

@@ -38,6 +38,8 @@ func Settings() []Setting {
 		{Flag: "node-build", Field: "NodeBuilds", JSON: "node_builds,omitempty", Repeat: true, Parse: parseNodeBuilds, Format: formatNodeBuilds,
 			Help: "NODE=BUILD: run one node on another build, e.g. n1=valkey-8.1 (repeatable; a rolling upgrade half way)"},
 		{Field: "UpgradeTo", JSON: "upgrade_to,omitempty"}, // lockcheck upgrade's --to
+		{Flag: "reshard", Field: "Reshard", JSON: "reshard,omitempty",
+			Help: "cluster upgrade: move each shard's slots to another primary before its nodes are replaced and back after, instead of a failover (lockcheck upgrade only)"},
 		{Field: "NodeConfig", JSON: "node_config,omitempty"},
 		{Flag: "topology", Field: "Topology", JSON: "topology", Default: topology.Standalone,
 			Help: "standalone, replicated, sentinel, cluster, or redlock (independent primaries)"},

@@ -145,8 +145,12 @@ func (s Scenario) validateUpgrade() error {
 	switch {
 	case s.UpgradeTo == "" && named:
 		return fmt.Errorf("fault %s needs a build to upgrade to: run lockcheck upgrade --from BUILD --to BUILD", fault.RollingUpgrade.Name())
+	case s.UpgradeTo == "" && s.Reshard:
+		return errors.New("reshard moves slots between the steps of a rolling upgrade: run it with lockcheck upgrade --from BUILD --to BUILD --topology cluster --reshard")
 	case s.UpgradeTo == "":
 		return nil
+	case s.Reshard && s.Topology != topology.Cluster:
+		return fmt.Errorf("reshard moves slots, and a %s topology has none: choose --topology cluster, or drop --reshard", s.Topology)
 	case s.UpgradeTo == s.Server:
 		return fmt.Errorf("upgrade from %s to %s: name two different builds", s.Server, s.UpgradeTo)
 	case !fault.RollingUpgrade.Available(s.Topology):

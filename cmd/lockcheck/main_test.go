@@ -38,6 +38,8 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"adapter-check", "--topology", "sentinel", "/bin/true"}, "flag provided but not defined: -topology"},
 		{[]string{"upgrade", "--server", "valkey-9.1"}, "flag provided but not defined: -server"},
 		{[]string{"upgrade", "--from", "valkey-8.1"}, "name both builds"},
+		{[]string{"upgrade", "--from", "valkey-8.1", "--to", "valkey-9.1", "--reshard"}, "a sentinel topology has none: choose --topology cluster"},
+		{[]string{"run", "--server", "valkey-9.1", "--reshard"}, "flag provided but not defined: -reshard"},
 		{[]string{"check", "--tolerance", "soon", "DIR"}, "want a duration"},
 		{[]string{"replay"}, "one run folder"},
 		{[]string{"replay", "/nonexistent"}, "give a folder lockcheck run or matrix wrote"},

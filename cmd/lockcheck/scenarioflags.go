@@ -33,6 +33,10 @@ type scenarioFlags struct {
 // upgrade step.
 var notInUpgrade = []string{"server", "node-build", "fault", "fault-at", "nodes"}
 
+// onlyInUpgrade are the settings that shape a rolling upgrade's steps:
+// lockcheck run, which has none, does not offer them.
+var onlyInUpgrade = []string{"reshard"}
+
 // register adds lockcheck run's flags.
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	f.registerWith(fs, scenarios.Defaults(), false)
@@ -68,7 +72,7 @@ func (f *scenarioFlags) registerWith(fs *flag.FlagSet, d scenarios.Scenario, upg
 		fs.StringVar(&f.s.UpgradeTo, "to", "", "the build every node is moved onto, one at a time, e.g. valkey-9.1 (an older build: a rollback)")
 	}
 	for _, st := range scenarios.Settings() {
-		if st.Flag == "" || upgrade && slices.Contains(notInUpgrade, st.Flag) {
+		if st.Flag == "" || upgrade && slices.Contains(notInUpgrade, st.Flag) || !upgrade && slices.Contains(onlyInUpgrade, st.Flag) {
 			continue
 		}
 		if upgrade && st.Flag == "topology" {

@@ -51,6 +51,9 @@ type Env struct {
 	Log  *slog.Logger
 	// UpgradeTo is the build rolling-upgrade moves the nodes onto.
 	UpgradeTo string
+	// Reshard has rolling-upgrade empty each cluster shard's primary
+	// before the shard's steps and give its slots back after.
+	Reshard bool
 	// Probe, when set, says which of the client's lock commands node n
 	// lacks; known is false when the client's needs are not known (an
 	// external adapter).

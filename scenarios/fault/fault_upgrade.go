@@ -94,7 +94,15 @@ func upgradePlan(ctx context.Context, env Env, image string) ([]upgradeStep, err
 			act: func(ctx context.Context) error { return reinstall(ctx, n, image) }}
 	}
 	var plan []upgradeStep
-	for _, sh := range shards {
+	for i, sh := range shards {
+		if env.Reshard {
+			steps, err := reshardSteps(t, shards, i, reinstall)
+			if err != nil {
+				return nil, err
+			}
+			plan = append(plan, steps...)
+			continue
+		}
 		for _, r := range sh.Replicas {
 			plan = append(plan, reinstall(r, "replica"))
 		}

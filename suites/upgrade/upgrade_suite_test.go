@@ -41,6 +41,11 @@ var env = suites.Setup()
 
 // upgrade runs a rolling upgrade and returns its outcome.
 func upgrade(ctx context.Context, from, to string, kind topology.Kind, client string) *harness.Outcome {
+	return upgradeWith(ctx, from, to, kind, client, false)
+}
+
+// upgradeWith is upgrade, with resharding (Scenario.Reshard) when asked.
+func upgradeWith(ctx context.Context, from, to string, kind topology.Kind, client string, reshard bool) *harness.Outcome {
 	for _, b := range []string{from, to} {
 		if a := env.Available[b]; a.Image == "" {
 			Skip("unavailable: " + a.Reason)
@@ -48,7 +53,7 @@ func upgrade(ctx context.Context, from, to string, kind topology.Kind, client st
 	}
 	// each step's state held 2 s, two leases of 1 s (a hold is 0.2-1 s)
 	fault.UpgradeHold = 2 * time.Second
-	s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: from, UpgradeTo: to, Topology: kind}, ClientSettings: scenarios.ClientSettings{Client: client}, TrafficSettings: scenarios.TrafficSettings{TTL: time.Second, Duration: 10 * time.Minute, Seed: 1}}
+	s := scenarios.Scenario{ServerSettings: scenarios.ServerSettings{Server: from, UpgradeTo: to, Reshard: reshard, Topology: kind}, ClientSettings: scenarios.ClientSettings{Client: client}, TrafficSettings: scenarios.TrafficSettings{TTL: time.Second, Duration: 10 * time.Minute, Seed: 1}}
 	out, err := harness.Execute(ctx, env.Engine, s, harness.Options{Out: suites.RunDir(), Log: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("verdict", string(out.Check.Verdict)+": "+out.Check.Summary)
@@ -132,6 +137,30 @@ var _ = Describe("rolling upgrade", Label("upgrade"), func() {
 			for _, st := range steps {
 				Expect(st.Detail).NotTo(ContainSubstring("failed"))
 			}
+		}, SpecTimeout(8*time.Minute))
+
+	It("valkey-8.1 to 9.1 on a cluster with resharding empties each primary before it is replaced and gives its slots back, with no failover and no lock lost",
+		Label("valkey-8.1", "valkey-9.1", string(topology.Cluster), "native", "reshard"), func(ctx SpecContext) {
+			out := upgradeWith(ctx, "valkey-8.1", "valkey-9.1", topology.Cluster, "native", true)
+			steps := out.Result.Steps
+			// before, 3 x (empty, replica, emptied primary, slots back), after
+			Expect(steps).To(HaveLen(14))
+			for i, st := range steps {
+				Expect(st.Detail).NotTo(ContainSubstring("failed"))
+				Expect(st.Detail).NotTo(ContainSubstring("FAILOVER"))
+				switch (i - 1) % 4 {
+				case 0:
+					Expect(st.Detail).To(ContainSubstring("empty n"))
+				case 3:
+					Expect(st.Detail).To(ContainSubstring("its slots back"))
+				}
+			}
+			last := steps[len(steps)-1]
+			Expect(versions(last)).To(HaveEach(HavePrefix("9.1.")))
+			Expect(last.Links).To(BeEmpty(), "every replica's link up at the end")
+			// every move by the legacy method (8.1 has no atomic one) kept
+			// the keys: no lock was lost or handed out twice
+			Expect(checker.ExpectLockCorrect.Meets(out.Check, out.History.Meta.Fenced)).To(Succeed())
 		}, SpecTimeout(8*time.Minute))
 
 	It("valkey-9.1 back to 8.1 on Sentinel completes: no 8.1 server loads its 9.1 data, each starts empty and resynchronises",
