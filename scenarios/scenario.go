@@ -94,8 +94,11 @@ func (s Scenario) ServerConfig() []string {
 		}
 	}
 	if s.Reshard {
-		// an emptied primary stays a primary, to take its slots back
-		lines = append(lines, "cluster-allow-replica-migration no")
+		// an emptied primary stays a primary, to take its slots back, and
+		// its replica does not take over while it restarts (a valkey-9.1
+		// replica did, seen here: the slots then had no primary of the
+		// old one's to go back to); nothing with slots stops meanwhile
+		lines = append(lines, "cluster-allow-replica-migration no", "cluster-replica-no-failover yes")
 	}
 	faults, _ := s.FaultList()
 	for _, f := range faults {

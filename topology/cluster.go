@@ -3,6 +3,7 @@ package topology
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -131,6 +132,15 @@ type clusterNode struct {
 	ranges [][2]int
 }
 
+// nodeFlags reads a CLUSTER NODES line's flags, a list of words: a
+// primary, and failed (a failure, "fail", or a suspected one, "fail?").
+// "nofailover" (cluster-replica-no-failover, on every node that has it)
+// is no failure.
+func nodeFlags(field string) (primary, failed bool) {
+	flags := strings.Split(field, ",")
+	return slices.Contains(flags, "master"), slices.Contains(flags, "fail") || slices.Contains(flags, "fail?")
+}
+
 func parseClusterNodes(s string) []clusterNode {
 	var out []clusterNode
 	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
@@ -142,8 +152,8 @@ func parseClusterNodes(s string) []clusterNode {
 		if i := strings.IndexAny(addr, "@,"); i >= 0 {
 			addr = addr[:i]
 		}
-		flags := f[2]
-		cn := clusterNode{id: f[0], addr: addr, primary: strings.Contains(flags, "master"), failed: strings.Contains(flags, "fail")}
+		primary, failed := nodeFlags(f[2])
+		cn := clusterNode{id: f[0], addr: addr, primary: primary, failed: failed}
 		if f[3] != "-" {
 			cn.of = f[3]
 		}

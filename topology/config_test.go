@@ -186,6 +186,15 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 10.0.0.10:6379@16379 myself,master - 0 
 	if !nodes[1].primary || nodes[1].slots != 5462 || nodes[2].slots != 5461 {
 		t.Errorf("slots: %+v %+v", nodes[1], nodes[2])
 	}
+	// cluster-replica-no-failover flags every node nofailover: no failure
+	s = `67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 10.0.0.11:6379@16379 master,nofailover - 0 1426238316232 2 connected 5461-10922
+e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 10.0.0.10:6379@16379 master,fail? - 0 0 1 connected 0-5460
+07c37dfeb235213a872192d90877d0cd55635b91 10.0.0.13:6379@16379 slave,fail e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected
+`
+	nodes = parseClusterNodes(s)
+	if !nodes[0].primary || nodes[0].failed || !nodes[1].failed || !nodes[2].failed || nodes[2].primary {
+		t.Errorf("flags parsed as %+v", nodes)
+	}
 }
 
 func TestTarOf(t *testing.T) {

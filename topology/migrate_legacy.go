@@ -79,25 +79,32 @@ func (l *LegacyMigration) begin(ctx context.Context) error {
 	if owner != l.fromID {
 		return fmt.Errorf("%s says it does not own them (owner %s)", l.From.Name, owner)
 	}
-	for slot := l.First; slot <= l.Last; slot++ {
-		if _, err := l.To.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "IMPORTING", l.fromID); err != nil {
-			return err
-		}
-		if _, err := l.From.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "MIGRATING", l.toID); err != nil {
-			return err
-		}
+	// every slot importing before any is migrating (eachSlot: many at once)
+	if err := l.To.eachSlotOK(ctx, l.First, l.Last, "SETSLOT", "IMPORTING", l.fromID); err != nil {
+		return err
 	}
-	return nil
+	return l.From.eachSlotOK(ctx, l.First, l.Last, "SETSLOT", "MIGRATING", l.toID)
 }
 
 // MoveKeys moves every key of the range from the source to the target
 // with MIGRATE, pausing as the options say, until the source lists none.
 // It may be called again after an error, and returns ctx's error when ctx
-// ends during a pause or a command.
+// ends during a pause or a command. The slots the source counts no key
+// in are not listed: a migrating source sends a write of a key it lacks
+// to the target (ASK), so no key appears there once Begin has run.
 func (l *LegacyMigration) MoveKeys(ctx context.Context) error {
 	l.setPhase(legacyMoving, 0, nil)
+	counts, err := l.From.eachSlot(ctx, l.First, l.Last, "COUNTKEYSINSLOT")
+	if err != nil {
+		return err
+	}
 	for slot := l.First; slot <= l.Last; slot++ {
-		if err := l.moveSlot(ctx, slot); err != nil {
+		if c := counts[slot-l.First]; c.Err == nil && c.Text == "0" {
+			err = nil
+		} else {
+			err = l.moveSlot(ctx, slot)
+		}
+		if err != nil {
 			err = fmt.Errorf("move the keys of slot %d from %s to %s: %w", slot, l.From.Name, l.To.Name, err)
 			l.setPhase(legacyMoving, 0, err)
 			return err
@@ -173,8 +180,8 @@ func (l *LegacyMigration) migrateArgs(dst *Node, keys []string) []string {
 	return append(append(args, "KEYS"), keys...)
 }
 
-// Finish hands the slots to the target: SETSLOT NODE on the target first,
-// then the source (which refuses while it holds keys of a slot), then
+// Finish hands the slots to the target: SETSLOT NODE on the target first
+// (for every slot of the range, many at once: eachSlot), then the source (which refuses while it holds keys of a slot), then
 // every other primary the target knows, so that none sends clients to
 // the source for a moment. A node whose SETSLOT fails but that already
 // names the target the owner needs none: it learned it from the target's
@@ -187,15 +194,18 @@ func (l *LegacyMigration) Finish(ctx context.Context) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for slot := l.First; slot <= l.Last; slot++ {
-		for _, n := range append([]*Node{l.To, l.From}, others...) {
-			_, err := n.Do(ctx, "CLUSTER", "SETSLOT", itoa(slot), "NODE", l.toID)
-			if err == nil || n != l.To && l.namesTarget(ctx, n, slot) {
+	for _, n := range append([]*Node{l.To, l.From}, others...) {
+		reps, err := n.eachSlot(ctx, l.First, l.Last, "SETSLOT", "NODE", l.toID)
+		if err != nil {
+			reps = []slotReply{{Slot: l.First, Err: err}}
+		}
+		for _, r := range reps {
+			if r.Err == nil || n != l.To && l.namesTarget(ctx, n, r.Slot) {
 				continue
 			}
-			errs = append(errs, err)
+			errs = append(errs, r.Err)
 			if n == l.To || n == l.From {
-				return fmt.Errorf("finish legacy migration of slot %d: %w", slot, errors.Join(errs...))
+				return fmt.Errorf("finish legacy migration of slot %d: %w", r.Slot, errors.Join(errs...))
 			}
 		}
 	}

@@ -70,7 +70,10 @@ func (t *Topology) slotOwner(ctx context.Context, slot int) (*Node, error) {
 		}
 		for _, line := range strings.Split(s, "\n") {
 			f := strings.Fields(line)
-			if len(f) < 8 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
+			if len(f) < 8 {
+				continue
+			}
+			if primary, failed := nodeFlags(f[2]); !primary || failed {
 				continue
 			}
 			if !ownsSlot(f[8:], slot) {
