@@ -50,7 +50,13 @@ fails. Extend and release run on every node and need a majority.
 
 Outcomes: a reply from the server decides ok or fail (an error reply is fail
 with its text); a timeout or a broken connection is unknown, because the
-command may have run. No call is retried behind lockcheck's back.
+command may have run. No call is retried behind lockcheck's back: on a
+cluster, redis-py 4.3.4's RedisCluster sends a command again when its reply
+timed out (0.25 s later, up to 5 times), and a SET NX sent again finds the
+lock its first copy took; the native and lua modes' connections end such a
+command with ReplyLost instead. The lock mode keeps redis-py's own
+behaviour, which is what its users get (docs/report-card.md, "redis-py's
+Lock on a cluster").
 """
 
 import argparse
@@ -63,6 +69,7 @@ import traceback
 
 import redis
 import redis.cluster
+import redis.connection
 import redis.exceptions
 import redis.lock
 import redis.sentinel
@@ -112,6 +119,35 @@ class AddrMap:
         return split_addr(mapped)
 
 
+class ReplyLost(RedisError):
+    """A lock command went out and its reply did not come (a timeout, a
+    broken connection): it may have run. Not a ConnectionError or a
+    TimeoutError, which RedisCluster answers by sending the command again."""
+
+
+# The commands of this adapter's own lock calls: only their lost replies
+# are ReplyLost; the cluster's own queries (CLUSTER SLOTS) keep redis-py's
+# retries, which run nothing twice.
+LOCK_COMMANDS = {"SET", "DELIFEQ", "EVALSHA", "EVAL"}
+
+
+class SentOnce(redis.connection.Connection):
+    """A connection on which a lock command whose reply is lost raises
+    ReplyLost, so that RedisCluster does not send it again."""
+
+    def send_command(self, *args, **kwargs):
+        self.last_command = str(args[0]).upper() if args else ""
+        return super().send_command(*args, **kwargs)
+
+    def read_response(self, *args, **kwargs):
+        try:
+            return super().read_response(*args, **kwargs)
+        except (ConnectionError, TimeoutError) as e:
+            if getattr(self, "last_command", "") in LOCK_COMMANDS:
+                raise ReplyLost(f"{type(e).__name__}: {e}") from e
+            raise
+
+
 def remapping_sentinel(remap):
     class MappedSentinel(redis.sentinel.Sentinel):
         # master_for's pool asks discover_master for every new connection,
@@ -122,18 +158,23 @@ def remapping_sentinel(remap):
     return MappedSentinel
 
 
-def remapping_nodes_manager(remap):
-    class MappedNodesManager(redis.cluster.NodesManager):
+def cluster_nodes_manager(remap, connection_class):
+    class Nodes(redis.cluster.NodesManager):
         # Nodes keep the names the cluster announces (slots and MOVED refer
-        # to them); only the connection goes to the mapped address.
+        # to them); only the connection goes to the mapped address (remap,
+        # where redis-py has no address_remap), of connection_class if set.
         def create_redis_node(self, host, port, **kwargs):
-            host, port = remap((host, port))
-            return super().create_redis_node(host, port, **kwargs)
+            if remap is not None:
+                host, port = remap((host, port))
+            r = super().create_redis_node(host, port, **kwargs)
+            if connection_class is not None:
+                r.connection_pool.connection_class = connection_class
+            return r
 
-    return MappedNodesManager
+    return Nodes
 
 
-def connect(req):
+def connect(req, mode="native"):
     kind = req.get("topology", "standalone")
     addrs = req.get("addrs") or []
     if not addrs:
@@ -155,12 +196,13 @@ def connect(req):
         return [redis.Redis(*remap(split_addr(a)), **node) for a in addrs]
     if kind == "cluster":
         nodes = [redis.cluster.ClusterNode(*split_addr(a)) for a in addrs]
-        # One attempt: redis-py would otherwise retry a timed-out write.
+        # One attempt of RedisCluster's outer loop (a CLUSTERDOWN is not
+        # sent again); its inner resend of a lost reply is SentOnce's.
         opts = dict(startup_nodes=nodes, cluster_error_retry_attempts=1, **common)
         if "address_remap" in inspect.signature(redis.cluster.RedisCluster.__init__).parameters:
-            return redis.cluster.RedisCluster(address_remap=remap, **opts)
+            opts["address_remap"], remap = remap, None
         saved = redis.cluster.NodesManager
-        redis.cluster.NodesManager = remapping_nodes_manager(remap)
+        redis.cluster.NodesManager = cluster_nodes_manager(remap, None if mode == "lock" else SentOnce)
         try:
             return redis.cluster.RedisCluster(**opts)
         finally:
@@ -332,7 +374,7 @@ class BrokenLock(Lock):
 def handle(req, state, mode, bug=None):
     op = req.get("op")
     if op == "init":
-        client = connect(req)
+        client = connect(req, mode)
         if req.get("topology") == "redlock":
             if bug or mode == "lock":
                 raise ValueError("a redlock topology takes the native or lua mode, without --bug")
@@ -375,7 +417,7 @@ def main():
             req = json.loads(line)
             op = req.get("op")
             reply = handle(req, state, args.mode, args.bug)
-        except (ConnectionError, TimeoutError) as e:
+        except (ConnectionError, TimeoutError, ReplyLost) as e:
             # Sent or not, the command may have run.
             reply = {"status": "unknown", "error": f"{type(e).__name__}: {e}"}
             if op == "acquire" and pending["token"]:

@@ -41,6 +41,9 @@ func TestClientsOnTopologies(t *testing.T) {
 			for _, cc := range cases {
 				t.Run(kindLabel(cc.kind), func(t *testing.T) { testClientContract(t, cc, cfg, raw) })
 			}
+			if tk == topology.Cluster {
+				t.Run("python late acquire", func(t *testing.T) { testPythonLateAcquireOnCluster(t, cfg, raw) })
+			}
 			if tk == topology.Sentinel {
 				t.Run("glide refused", func(t *testing.T) {
 					c, err := NewClient("glide", cfg)
