@@ -10,28 +10,32 @@ import (
 	"github.com/valkey-io/valkey-go"
 )
 
-// testPythonLateAcquireOnCluster drives on purpose what the report card
+// testPythonLateReplyOnCluster drives on purpose what the report card
 // found in redis-py's Lock on a cluster (docs/report-card.md, "redis-py's
 // Lock on a cluster"): an acquire whose SET NX takes the key while its
 // reply comes after the client's socket timeout. redis-py 4.3.4's
 // RedisCluster sends the SET again 0.25 s later; the copy finds the key
 // its first copy took and answers nil, so Lock.acquire returns False for
-// a lock it holds, and nobody holds it until its lease ends. The adapter's
-// own native mode stops that resend (SentOnce) and answers unknown with
-// the token the key holds. The interleaving is the test's: the reply to
-// the first command naming the key is held 3 call timeouts.
+// a lock it holds, and nobody holds it until its lease ends. A release
+// whose reply is late is sent again the same way: the copy finds the key
+// its first copy deleted, and Lock.release raises LockNotOwnedError for
+// a lock it released. The adapter's own native mode stops that resend
+// (SentOnce) and answers unknown, naming the token the key holds. The
+// interleaving is the test's: the reply to the first command naming the
+// key is held 3 call timeouts.
 //
 // Should redis-py stop sending a command whose reply it lost, or its Lock
 // check the key after a nil, the lock mode's case fails: the finding is
 // then gone.
-func testPythonLateAcquireOnCluster(t *testing.T, cfg Config, raw valkey.Client) {
+func testPythonLateReplyOnCluster(t *testing.T, cfg Config, raw valkey.Client) {
 	cfg.Timeout = 300 * time.Millisecond
 	for _, c := range []struct {
-		mode string
-		want history.Outcome
+		mode       string
+		want       history.Outcome
+		releaseErr string
 	}{
-		{"native", history.Unknown},
-		{"lock", history.Fail},
+		{"native", history.Unknown, "ReplyLost"},
+		{"lock", history.Fail, "LockNotOwnedError"},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			cfg := cfg
@@ -39,15 +43,26 @@ func testPythonLateAcquireOnCluster(t *testing.T, cfg Config, raw valkey.Client)
 			cfg.StderrDir = t.TempDir()
 			cl := newTestClient(t, pythonAdapter(t, "--mode", c.mode), cfg)
 			key := "lock:{late-" + c.mode + "}"
-			h := &Hold{Key: key, For: 3 * cfg.Timeout}
-			cfg.Late.Arm(h)
-			r := cl.Acquire(WithHold(context.Background(), h), key, 10*time.Second)
-			cfg.Late.Disarm()
-			if !h.Taken() {
-				t.Fatal("no command took the hold")
+			late := func(call func(context.Context) Result) Result {
+				h := &Hold{Key: key, For: 3 * cfg.Timeout}
+				cfg.Late.Arm(h)
+				defer cfg.Late.Disarm()
+				r := call(WithHold(context.Background(), h))
+				if !h.Taken() {
+					t.Fatal("no command took the hold")
+				}
+				return r
 			}
-			v, held := get(t, raw, key)
-			if !held {
+			// a first hold loads the release script, so that the late
+			// release is the lock's, not an EVALSHA answered NOSCRIPT
+			if w := cl.Acquire(context.Background(), key, 10*time.Second); w.Outcome != history.OK {
+				t.Fatalf("acquire: %s (%q)", w.Outcome, w.Err)
+			} else if r := cl.Release(context.Background(), key, w.Token); r.Outcome != history.OK {
+				t.Fatalf("release: %s (%q)", r.Outcome, r.Err)
+			}
+			r := late(func(ctx context.Context) Result { return cl.Acquire(ctx, key, 10*time.Second) })
+			v, taken := get(t, raw, key)
+			if !taken {
 				t.Fatal("the late acquire's SET did not take the key")
 			}
 			t.Logf("late acquire: %s (%q); the key holds %.8s", r.Outcome, r.Err, v)
@@ -66,8 +81,22 @@ func testPythonLateAcquireOnCluster(t *testing.T, cfg Config, raw valkey.Client)
 					t.Fatalf("the key's lease is %d ms, want most of 10 s left", ttl)
 				}
 			}
+			time.Sleep(3 * cfg.Timeout) // the held reply is delivered or dropped
 			if _, err := raw.Do(context.Background(), raw.B().Del().Key(key).Build()).AsInt64(); err != nil {
 				t.Fatal(err)
+			}
+
+			held := cl.Acquire(context.Background(), key, 10*time.Second)
+			if held.Outcome != history.OK {
+				t.Fatalf("acquire: %s (%q)", held.Outcome, held.Err)
+			}
+			r = late(func(ctx context.Context) Result { return cl.Release(ctx, key, held.Token) })
+			t.Logf("late release: %s (%q)", r.Outcome, r.Err)
+			if _, still := get(t, raw, key); still {
+				t.Fatal("the late release's delete did not take effect")
+			}
+			if want := map[string]history.Outcome{"native": history.Unknown, "lock": history.Fail}[c.mode]; r.Outcome != want || !strings.Contains(r.Err, c.releaseErr) {
+				t.Fatalf("late release: %s (%q), want %s with %s", r.Outcome, r.Err, want, c.releaseErr)
 			}
 		})
 	}

@@ -42,7 +42,7 @@ func TestClientsOnTopologies(t *testing.T) {
 				t.Run(kindLabel(cc.kind), func(t *testing.T) { testClientContract(t, cc, cfg, raw) })
 			}
 			if tk == topology.Cluster {
-				t.Run("python late acquire", func(t *testing.T) { testPythonLateAcquireOnCluster(t, cfg, raw) })
+				t.Run("python late reply", func(t *testing.T) { testPythonLateReplyOnCluster(t, cfg, raw) })
 			}
 			if tk == topology.Sentinel {
 				t.Run("glide refused", func(t *testing.T) {
