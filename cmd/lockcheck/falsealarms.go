@@ -33,7 +33,7 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.DurationVar(&base.TTL, "ttl", base.TTL, "the lease")
 	fs.IntVar(&base.Clients, "workers", base.Clients, "the workers of every run")
 	fs.IntVar(&base.Keys, "keys", base.Keys, "the lock keys")
-	clients := fs.String("clients", "native,fenced,lua,delex,python,python-lua,python-fenced,python-lock,redsync,redislock,valkeylock", "comma-separated correct clients (python: the shipped redis-py adapter; python-MODE: it in another --mode)")
+	clients := fs.String("clients", "native,fenced,lua,delex,python,python-lua,python-fenced,python-lock,redsync,redislock,valkeylock,glide", "comma-separated correct clients (python: the shipped redis-py adapter; python-MODE: it in another --mode)")
 	server := fs.String("server", "valkey-9.1", "server build for every client but delex")
 	delexServer := fs.String("delex-server", "redis-8.6", "server build for delex, which needs DELEX")
 	topos := fs.String("topologies", falseAlarmsTopologies, "comma-separated topology kinds, each started once per build")
