@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/valkey-io/valkey-go"
 )
 
 // echoConn dials a loopback server that echoes what it reads, through l.
@@ -162,32 +163,8 @@ func TestLateReplyTakesEffect(t *testing.T) {
 			cfg.Late = &LateReply{}
 			c := newTestClient(t, kind, cfg)
 			key := "lock:{" + t.Name() + "}"
-			late := func(call func(context.Context) Result) Result {
-				h := &Hold{Key: key, For: 3 * cfg.Timeout}
-				cfg.Late.Arm(h)
-				defer cfg.Late.Disarm()
-				began := time.Now()
-				r := call(WithHold(context.Background(), h))
-				if took := time.Since(began); took < cfg.Timeout {
-					t.Fatalf("the call returned after %v, before its timeout (%v)", took, cfg.Timeout)
-				}
-				if !h.Taken() {
-					t.Fatal("no command took the hold")
-				}
-				return r
-			}
-			// a first hold loads a library's scripts, so that the late
-			// command is the lock's, not an EVALSHA answered NOSCRIPT
-			if w := c.Acquire(context.Background(), key, 10*time.Second); w.Outcome != history.OK {
-				t.Fatalf("acquire: %s (%q)", w.Outcome, w.Err)
-			} else if r := c.Release(context.Background(), key, w.Token); r.Outcome != history.OK {
-				t.Fatalf("release: %s (%q)", r.Outcome, r.Err)
-			}
-			r := late(func(ctx context.Context) Result { return c.Acquire(ctx, key, 10*time.Second) })
-			v, ok := get(t, raw, key)
-			if !ok {
-				t.Fatal("the late acquire's SET did not take the key")
-			}
+			late := func(call func(context.Context) Result) Result { return lateCall(t, cfg, key, call) }
+			r, v := lateAcquire(t, cfg, c, raw, key)
 			t.Logf("late acquire: %s (%q)", r.Outcome, r.Err)
 			if r.Outcome == history.Fail || r.Outcome == history.OK && v != r.Token {
 				t.Fatalf("late acquire: %s (%q), the key holds %q: want unknown, or ok with its token", r.Outcome, r.Err, v)
@@ -209,6 +186,51 @@ func TestLateReplyTakesEffect(t *testing.T) {
 			}
 			awaitGone(t, raw, key)
 		})
+	}
+}
+
+// lateCall runs call with the reply to its first command on key held
+// back 3 call timeouts, and fails t unless the call waited out its
+// timeout and a command took the hold.
+func lateCall(t *testing.T, cfg Config, key string, call func(context.Context) Result) Result {
+	t.Helper()
+	h := &Hold{Key: key, For: 3 * cfg.Timeout}
+	cfg.Late.Arm(h)
+	defer cfg.Late.Disarm()
+	began := time.Now()
+	r := call(WithHold(context.Background(), h))
+	if took := time.Since(began); took < cfg.Timeout {
+		t.Fatalf("the call returned after %v, before its timeout (%v)", took, cfg.Timeout)
+	}
+	if !h.Taken() {
+		t.Fatal("no command took the hold")
+	}
+	return r
+}
+
+// lateAcquire loads c's scripts, then acquires key with its reply late,
+// and returns what c said and the token the key holds, failing t when the
+// acquire did not take the key.
+func lateAcquire(t *testing.T, cfg Config, c Client, raw valkey.Client, key string) (Result, string) {
+	t.Helper()
+	loadScripts(t, c, key)
+	r := lateCall(t, cfg, key, func(ctx context.Context) Result { return c.Acquire(ctx, key, 10*time.Second) })
+	v, ok := get(t, raw, key)
+	if !ok {
+		t.Fatal("the late acquire's SET did not take the key")
+	}
+	return r, v
+}
+
+// loadScripts takes and gives back key once, which loads a library's
+// scripts, so that a late command is the lock's, not an EVALSHA answered
+// NOSCRIPT.
+func loadScripts(t *testing.T, c Client, key string) {
+	t.Helper()
+	if w := c.Acquire(context.Background(), key, 10*time.Second); w.Outcome != history.OK {
+		t.Fatalf("acquire: %s (%q)", w.Outcome, w.Err)
+	} else if r := c.Release(context.Background(), key, w.Token); r.Outcome != history.OK {
+		t.Fatalf("release: %s (%q)", r.Outcome, r.Err)
 	}
 }
 

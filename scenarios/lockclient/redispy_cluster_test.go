@@ -43,28 +43,7 @@ func testPythonLateReplyOnCluster(t *testing.T, cfg Config, raw valkey.Client) {
 			cfg.StderrDir = t.TempDir()
 			cl := newTestClient(t, pythonAdapter(t, "--mode", c.mode), cfg)
 			key := "lock:{late-" + c.mode + "}"
-			late := func(call func(context.Context) Result) Result {
-				h := &Hold{Key: key, For: 3 * cfg.Timeout}
-				cfg.Late.Arm(h)
-				defer cfg.Late.Disarm()
-				r := call(WithHold(context.Background(), h))
-				if !h.Taken() {
-					t.Fatal("no command took the hold")
-				}
-				return r
-			}
-			// a first hold loads the release script, so that the late
-			// release is the lock's, not an EVALSHA answered NOSCRIPT
-			if w := cl.Acquire(context.Background(), key, 10*time.Second); w.Outcome != history.OK {
-				t.Fatalf("acquire: %s (%q)", w.Outcome, w.Err)
-			} else if r := cl.Release(context.Background(), key, w.Token); r.Outcome != history.OK {
-				t.Fatalf("release: %s (%q)", r.Outcome, r.Err)
-			}
-			r := late(func(ctx context.Context) Result { return cl.Acquire(ctx, key, 10*time.Second) })
-			v, taken := get(t, raw, key)
-			if !taken {
-				t.Fatal("the late acquire's SET did not take the key")
-			}
+			r, v := lateAcquire(t, cfg, cl, raw, key)
 			t.Logf("late acquire: %s (%q); the key holds %.8s", r.Outcome, r.Err, v)
 			if r.Outcome != c.want {
 				t.Fatalf("late acquire: %s (%q), want %s", r.Outcome, r.Err, c.want)
@@ -90,7 +69,7 @@ func testPythonLateReplyOnCluster(t *testing.T, cfg Config, raw valkey.Client) {
 			if held.Outcome != history.OK {
 				t.Fatalf("acquire: %s (%q)", held.Outcome, held.Err)
 			}
-			r = late(func(ctx context.Context) Result { return cl.Release(ctx, key, held.Token) })
+			r = lateCall(t, cfg, key, func(ctx context.Context) Result { return cl.Release(ctx, key, held.Token) })
 			t.Logf("late release: %s (%q)", r.Outcome, r.Err)
 			if _, still := get(t, raw, key); still {
 				t.Fatal("the late release's delete did not take effect")
