@@ -94,7 +94,7 @@ func (w Workload) Run(ctx context.Context, cfg lockclient.Config) (*history.Hist
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(clients)
+	defer closeAll(clients, w.Log)
 	res := NewResource(rec, w.Fenced || drawsFences(ctx, w.Client, clients[0], w.LockKeys()[0]), w.WriteGap)
 	var obs *observer
 	// A Redlock's lock is on a majority of independent nodes: no one
@@ -130,7 +130,7 @@ func (w Workload) clients(cfg lockclient.Config) ([]lockclient.Client, []*lockcl
 		}
 		cl, err := lockclient.NewClient(w.Client, c)
 		if err != nil {
-			closeAll(out)
+			closeAll(out, w.Log)
 			return nil, nil, fmt.Errorf("workload: client %d: %w", i, err)
 		}
 		out = append(out, cl)
@@ -158,10 +158,16 @@ func (w Workload) beginAside(i int) func(*lockclient.Aside) {
 	}
 }
 
-func closeAll(clients []lockclient.Client) {
+// closeAll closes every client at once and logs the ones that did not
+// close cleanly (a library that could not let go of its connections).
+func closeAll(clients []lockclient.Client, log *slog.Logger) {
 	var wg sync.WaitGroup
 	for _, c := range clients {
-		wg.Go(func() { c.Close() })
+		wg.Go(func() {
+			if err := c.Close(); err != nil {
+				log.Warn("client did not close", "client", c.Name(), "error", err)
+			}
+		})
 	}
 	wg.Wait()
 }

@@ -34,10 +34,26 @@ type glideClient struct {
 
 func (c *glideClient) Name() string { return c.name }
 
+// glideCloseBound is how long Close waits for GLIDE's core to close.
+// GLIDE v2.5.3's close_client can block for good, its core spinning,
+// after a cluster primary restarted without its data (two report-card
+// runs under restart-primary on the cluster, 2026-12-06): the run ends
+// without it, and says so.
+const glideCloseBound = 10 * time.Second
+
 func (c *glideClient) Close() error {
-	c.close()
-	c.tap.close()
-	return nil
+	defer c.tap.close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.close()
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(glideCloseBound):
+		return fmt.Errorf("GLIDE's Close did not return within %s: its core is left running in this process", glideCloseBound)
+	}
 }
 
 // late arms the tap for the call's late reply, if it has one; the
