@@ -5,8 +5,8 @@ from shipped import adapter
 connect = adapter.connect
 
 
-def patient(req):
-    return connect(dict(req, timeout_ms=60000))
+def patient(req, *args):
+    return connect(dict(req, timeout_ms=60000), *args)
 
 
 adapter.connect = patient
