@@ -56,6 +56,8 @@ func legalCases() []checkCase {
 		{name: "unknown acquire delivered after the harness gave up", h: hist(
 			ttl(acq(1, "a1", unknown, 0, 5), 100), acq(2, "b1", ok, 10, 11), rel(2, "b1", ok, 20, 21),
 			acq(3, "c1", fail, 40, 41), acq(3, "c2", ok, 200, 201))},
+		{name: "an unknown acquire's lease set after its client gave up", h: hist(
+			ttl(acq(1, "a1", unknown, 0, 1), 100), observe(100, "a1", 50, 60), acq(2, "b1", fail, 150, 151))},
 		{name: "error replies change nothing", h: hist(
 			acq(1, "a1", ok, 0, 1), failErr(rel(1, "a1", fail, 5, 6), "READONLY You can't write against a read only replica."),
 			failErr(acq(2, "b1", fail, 7, 8), "CROSSSLOT"), rel(1, "a1", ok, 9, 10)),
@@ -144,6 +146,9 @@ func illegalCases() []checkCase {
 		{name: "PTTL -1 on a key set with PX", h: hist(
 			acq(1, "a1", ok, 0, 1), observe(-1, "a1", 2, 3)),
 			want: map[string]Status{TTL: Fail, Linearizability: Fail}},
+		{name: "key stuck past the lease a read dated", h: hist(
+			ttl(acq(1, "a1", unknown, 0, 1), 100), observe(100, "a1", 50, 60), acq(2, "b1", fail, 300, 301), acq(2, "b2", fail, 400, 401)),
+			want: map[string]Status{TTL: Fail}},
 		{name: "key stuck long after its lease", h: hist(
 			ttl(acq(1, "a1", ok, 0, 1), 100), acq(2, "b1", fail, 300, 301), acq(2, "b2", fail, 400, 401)),
 			want: map[string]Status{TTL: Fail, Linearizability: Fail}},

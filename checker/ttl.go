@@ -78,7 +78,8 @@ func lateGrants(h *history.History, k *keyOps, tol int64, faults faultIndex, out
 // have ended: an acquire that found the key held (or an observation that
 // found it present) later than TTL + tolerance after the latest lease any
 // acquire or extend called up to then could have set. An unknown acquire is
-// assumed to have taken effect before the harness gave up on it. Instants
+// assumed to have taken effect before the harness gave up on it, unless a
+// read found its token later with time left (its command landed late). Instants
 // in a loss window (or within the longest lease after one) are not judged:
 // a failover or clock fault may keep a rolled-back lease. One finding per
 // stretch, until the key is acquired again.
@@ -91,6 +92,7 @@ func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults
 	if sc.started {
 		run = sc.run
 	}
+	late := unknownTokens(h, k)
 	for j, i := range k.ops {
 		op := &h.Ops[i]
 		calls[j] = op.Call
@@ -100,6 +102,12 @@ func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults
 			} else {
 				run = max(run, satAdd(op.Return, op.TTLms*1e6))
 			}
+		}
+		// A call of unknown outcome may take effect after its client gave
+		// up (its command still on its way, or a starved server): a read
+		// that found its token with time left dates that lease.
+		if op.Kind == history.Observe && op.Outcome == history.OK && op.Read > 0 && late[op.Token] {
+			run = max(run, satAdd(op.Return, op.Read*1e6))
 		}
 		latest[j] = run
 	}
@@ -154,6 +162,19 @@ func stuck(h *history.History, k *keyOps, noJudge lossWindows, tol int64, faults
 			}
 		}
 	}
+}
+
+// unknownTokens are the tokens of k's acquires and extends of unknown
+// outcome, whose leases may have been set after they returned.
+func unknownTokens(h *history.History, k *keyOps) map[string]bool {
+	late := map[string]bool{}
+	for _, i := range k.ops {
+		op := &h.Ops[i]
+		if (op.Kind == history.Acquire || op.Kind == history.Extend) && op.Outcome == history.Unknown && op.Token != "" {
+			late[op.Token] = true
+		}
+	}
+	return late
 }
 
 // stuckCarry is what stuck hands to a key's next chunk: the latest lease
