@@ -33,7 +33,10 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.DurationVar(&base.TTL, "ttl", base.TTL, "the lease")
 	fs.IntVar(&base.Clients, "workers", base.Clients, "the workers of every run")
 	fs.IntVar(&base.Keys, "keys", base.Keys, "the lock keys")
-	clients := fs.String("clients", "native,fenced,lua,delex,python,python-lua,python-fenced,python-lock,redsync,redislock,valkeylock,glide", "comma-separated correct clients (python: the shipped redis-py adapter; python-MODE: it in another --mode)")
+	// valkeylock is not among them: its stalled renewal keeps a holder's
+	// context live past its key (docs/report-card.md), so its alarms in
+	// this workload are that finding; the report card measures it.
+	clients := fs.String("clients", "native,fenced,lua,delex,python,python-lua,python-fenced,python-lock,redsync,redislock,glide", "comma-separated correct clients (python: the shipped redis-py adapter; python-MODE: it in another --mode; valkeylock, left out for its renewal deadline, can be named)")
 	server := fs.String("server", "valkey-9.1", "server build for every client but delex")
 	delexServer := fs.String("delex-server", "redis-8.6", "server build for delex, which needs DELEX")
 	topos := fs.String("topologies", falseAlarmsTopologies, "comma-separated topology kinds, each started once per build")
