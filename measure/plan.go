@@ -60,16 +60,19 @@ func (p Plan[T]) lanes(s Shard) []lane {
 func (p Plan[T]) steps(s Shard) int {
 	n := 0
 	for i, it := range p.Items {
-		if !s.Mine(i) {
-			continue
-		}
-		if p.Steps == nil {
-			n++
-		} else {
-			n += p.Steps(it)
+		if s.Mine(i) {
+			n += p.stepsOf(it)
 		}
 	}
 	return n
+}
+
+// stepsOf is how many progress lines one item prints.
+func (p Plan[T]) stepsOf(it T) int {
+	if p.Steps == nil {
+		return 1
+	}
+	return p.Steps(it)
 }
 
 // Lanes is how many lanes the runner r keeps going at once over plan p:
@@ -77,11 +80,15 @@ func (p Plan[T]) steps(s Shard) int {
 // own), never more than the shard has lanes, at least 1. A table that
 // starts a topology per worker starts this many.
 func Lanes[T any](r Runner, p Plan[T]) int {
-	n := len(p.lanes(r.Shard))
-	w := r.Workers
+	return lanesAtOnce(r.Workers, p.Lane != nil, len(p.lanes(r.Shard)))
+}
+
+// lanesAtOnce is Lanes for n lanes to run, workers asked for.
+func lanesAtOnce(workers int, ownLanes bool, n int) int {
+	w := workers
 	if w <= 0 {
 		w = 1
-		if p.Lane != nil {
+		if ownLanes {
 			w = n
 		}
 	}

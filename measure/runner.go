@@ -109,17 +109,36 @@ type run struct {
 // not run) and is returned after the other lanes finish. No item starts
 // after ctx ends. The snapshot returned is the last one saved.
 func Run[T, R any](ctx context.Context, r Runner, p Plan[T], do func(context.Context, *Lane, T) (R, error), save func(*Snapshot[R]) error) (*Snapshot[R], error) {
+	return Resume(ctx, r, p, nil, do, save)
+}
+
+// Resume is Run after an interrupted measurement of the same plan and
+// shard: the items done holds (see Done) are taken as measured, not run
+// again, and the rest are run as Run runs them. A session cut short, or a
+// measurement stopped because a run would not end, goes on from where
+// it stopped instead of from the start.
+func Resume[T, R any](ctx context.Context, r Runner, p Plan[T], done *Done[R], do func(context.Context, *Lane, T) (R, error), save func(*Snapshot[R]) error) (*Snapshot[R], error) {
 	if r.Log == nil {
 		r.Log = io.Discard
 	}
-	lanes := p.lanes(r.Shard)
-	workers := Lanes(r, p)
-	st := &run{log: r.Log, total: p.steps(r.Shard), order: map[int]int{}}
+	all := p.lanes(r.Shard)
 	of := 0
-	for _, l := range lanes {
+	for _, l := range all {
 		of += len(l.items)
 	}
+	lanes, carried, err := left(done, p, r.Shard, all)
+	if err != nil {
+		return nil, err
+	}
+	workers := lanesAtOnce(r.Workers, p.Lane != nil, len(lanes))
+	st := &run{log: r.Log, total: p.steps(r.Shard), order: map[int]int{}, results: carried}
+	for _, c := range carried {
+		st.done += p.stepsOf(p.Items[c.Index])
+	}
 	snap := &Snapshot[R]{Started: time.Now(), Part: partOf(r.Shard, p)}
+	if len(carried) > 0 {
+		fmt.Fprintf(r.Log, "resumed: %d of %d taken as measured, %d to run\n", len(carried), of, of-len(carried))
+	}
 	load := LoadAverage()
 	record := func() error { // under st.mu
 		snap.Results = snap.Results[:0]
@@ -129,9 +148,12 @@ func Run[T, R any](ctx context.Context, r Runner, p Plan[T], do func(context.Con
 		}
 		snap.Elapsed = time.Since(snap.Started)
 		snap.Machine = Machine(workers, r.Unit, load)
+		if len(carried) > 0 {
+			snap.Machine += fmt.Sprintf("; resumed, %d of %d measured by the earlier measurement", len(carried), of)
+		}
 		return save(snap)
 	}
-	for _, l := range lanes {
+	for _, l := range all {
 		for _, i := range l.items {
 			st.order[i] = len(st.order)
 		}

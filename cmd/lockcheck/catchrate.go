@@ -70,6 +70,9 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !settled(stderr, m) {
 		return 0
 	}
+	if code := mf.fresh(*out, stderr); code != 0 {
+		return code
+	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {
 		return fail(stderr, "%v", err)

@@ -68,6 +68,12 @@ func TestHostileInput(t *testing.T) {
 		{"replay a garbage script", []string{"replay", fx.trace}, "trace.json: line 2, column 3: want a member name in quotes", fx.trace},
 		{"replay a symlink loop", []string{"replay", fx.loop}, "loop is a loop of symbolic links: give a folder", fx.root},
 		{"shrink a file", []string{"shrink", fx.file}, "afile is a file, not a folder", fx.root},
+		{"claims over an earlier measurement", []string{"claims", "--table", "report-card", "--shard", "2/8", "--into=", "--out", fx.card}, "holds an earlier measurement (report-card.json): give another --out, or --force to measure again over it, or --resume to go on with it", fx.card},
+		{"claims resuming another shard", []string{"claims", "--table", "report-card", "--shard", "1/8", "--into=", "--resume", "--out", fx.card}, "resume it with the same --table, --runs, --server and --shard", fx.card},
+		{"claims resuming another plan's run", []string{"claims", "--table", "report-card", "--shard", "2/8", "--into=", "--resume", "--clients", "redsync", "--out", fx.card}, "which is not an item of 2/8 of this plan", fx.card},
+		{"claims resuming nothing", []string{"claims", "--table", "report-card", "--shard", "2/8", "--into=", "--resume", "--out", fx.newOut}, "holds no report-card.json to go on with", fx.root},
+		{"claims resuming with force", []string{"claims", "--table", "report-card", "--resume", "--force", "--out", fx.card}, "--resume and --force: choose one", fx.card},
+		{"false-alarms over an earlier measurement", []string{"false-alarms", "--out", fx.alarms}, "holds an earlier measurement (false-alarms.json): give another --out, or --force to measure again over it", fx.alarms},
 		{"shrink-figures of a missing folder", []string{"shrink-figures", "--out", fx.newOut, fx.run, filepath.Join(fx.root, "missing")}, "in/missing does not exist: give the folder of a violated run", fx.root},
 		{"shrink-figures of a garbage folder", []string{"shrink-figures", "--out", fx.newOut, fx.garbage}, "scenario.json: line 1, column 1: want a value", fx.garbage},
 		{"shrink-figures of a file", []string{"shrink-figures", "--out", fx.newOut, fx.file}, "afile is a file, not a folder", fx.root},
@@ -188,6 +194,7 @@ type fixtures struct {
 	run, garbage, mistyped, newer, unknownServer, trace string
 	many, stream, hugeStream, hugeScenario, fifoRun     string
 	edn, junkEDN, hugeEDN, hugeHistory                  string
+	card, alarms                                        string
 }
 
 // hugeSize is the size of the 1 GB inputs: sparse files, made at once,
@@ -226,6 +233,12 @@ func hostileFixtures(t *testing.T) fixtures {
 		trace: p("trace"), many: p("many"), stream: p("stream"), hugeStream: p("huge-stream"), hugeScenario: p("huge-scenario"),
 		fifoRun: p("fifo-run"), edn: in("history.edn"), junkEDN: in("junk.edn"), hugeEDN: in("huge.edn"), hugeHistory: p("huge", "history.json")}
 	write(fx.file, "not a folder\n")
+	fx.card, fx.alarms = p("card"), p("alarms")
+	// a report card's shard 2 of 8 stopped after one run: glide's, on
+	// the cluster with no fault, seed 2
+	write(p("card", "report-card.json"), `{"table": "report-card", "server": "valkey-9.1", "runs": 20, "shard": 2, "shards": 8,
+		"rows": [{"claim": "cluster/none", "client": "glide", "runs_detail": [{"claim": "cluster/none", "client": "glide", "seed": 2}]}]}`)
+	write(p("alarms", "false-alarms.json"), "{}\n")
 	if err := os.Symlink("loop", fx.loop); err != nil {
 		t.Fatal(err)
 	}

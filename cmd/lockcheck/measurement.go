@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/lockcheck/lockcheck/measure"
+	"github.com/lockcheck/lockcheck/measure/tables"
 	"github.com/lockcheck/lockcheck/reports"
 )
 
@@ -19,6 +20,7 @@ type measurementFlags struct {
 	runs     *int
 	parallel *int
 	shard    *string
+	force    *bool
 }
 
 // register adds the flags, with the command's own words for what a seed
@@ -26,6 +28,7 @@ type measurementFlags struct {
 func (m *measurementFlags) register(fs *flag.FlagSet, runsUsage string, parallel int, parallelUsage string) {
 	m.runs = fs.Int("runs", 20, runsUsage)
 	m.registerLanes(fs, parallel, parallelUsage)
+	m.force = fs.Bool("force", false, "when --out holds an earlier measurement's table: measure again over it")
 }
 
 // registerLanes adds the flags of a measurement without seeds: the lanes
@@ -34,6 +37,27 @@ func (m *measurementFlags) registerLanes(fs *flag.FlagSet, parallel int, paralle
 	m.src.register(fs)
 	m.parallel = fs.Int("parallel", parallel, parallelUsage)
 	m.shard = fs.String("shard", "", "I/N: measure only the I-th of N parts of the plan, with the whole plan's seeds (lockcheck merge joins the parts' folders into the whole table)")
+}
+
+// fresh refuses, before anything starts, an --out that holds an earlier
+// measurement's table: the user's record, replaced only with --force.
+func (m *measurementFlags) fresh(dir string, stderr io.Writer) int {
+	if m.force != nil && *m.force {
+		return 0
+	}
+	if f := tables.MeasurementFile(dir); f != "" {
+		return fail(stderr, "%s holds an earlier measurement (%s): give another --out, or --force to measure again over it%s", dir, f, resumeHint(f))
+	}
+	return 0
+}
+
+// resumeHint names --resume for the tables that can go on from where an
+// earlier measurement stopped.
+func resumeHint(file string) string {
+	if tables.Resumable(file) {
+		return ", or --resume to go on with it"
+	}
+	return ""
 }
 
 // check validates the flags before anything is started: bad input is one

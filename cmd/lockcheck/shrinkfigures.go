@@ -30,7 +30,8 @@ func runShrinkFigures(ctx context.Context, args []string, stdout, stderr io.Writ
 	budget := fs.Duration("budget", 10*time.Minute, "time for each shrink, its confirmation included (lockcheck shrink --budget)")
 	tries := fs.Int("tries", 3, "runs in a row that must all show the violation before a cut is kept (lockcheck shrink --tries)")
 	confirm := fs.Int("confirm", 10, "replays of each reproducer at the end; at least 9 in 10 must show the violation (lockcheck shrink --confirm)")
-	force := fs.Bool("force", false, "when a run's DIR-shrunk holds a run already (an earlier shrink's): replace that run's files")
+	mf.force = fs.Bool("force", false, "when --out holds an earlier measurement's table, or a run's DIR-shrunk holds a run already (an earlier shrink's): replace them")
+	force := mf.force
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: lockcheck shrink-figures [flags] DIR...\n\nShrinks each violated run folder given as lockcheck shrink DIR does, --parallel at once, in the folders' sorted order, and writes the table of the shrinks into --out after each, and prints it. --shard I/N shrinks every N-th folder from the I-th; lockcheck merge joins the shards' --out folders into the whole table. Exit 0 when every shrink was made, whatever it found; 2 on bad input, a failed or interrupted measurement.")
 		fs.PrintDefaults()
@@ -64,6 +65,9 @@ func runShrinkFigures(ctx context.Context, args []string, stdout, stderr io.Writ
 	plan, err := shrinkFiguresInput(m, *force)
 	if err != nil {
 		return fail(stderr, "%v", err)
+	}
+	if code := mf.fresh(*out, stderr); code != 0 {
+		return code
 	}
 	eng, err := topology.Connect(ctx, nil)
 	if err != nil {

@@ -3,6 +3,7 @@ package tables
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +42,9 @@ type Claims struct {
 	// worth a look.
 	Out string
 	Log io.Writer
+	// Earlier is the table an interrupted measurement of the same plan
+	// left in Out (see ReadEarlierClaims): its runs are not made again.
+	Earlier *reports.Claims
 }
 
 // claimJob is one seeded run of one row.
@@ -97,11 +101,19 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 	if c.Table == "" {
 		c.Table = reports.TableClaims
 	}
-	begin := time.Now()
+	begin, before := time.Now(), time.Duration(0)
 	rows, mutants, plan := c.rows()
+	done, err := c.done(plan)
+	if err != nil {
+		return nil, err
+	}
+	if c.Earlier != nil {
+		begin, before = c.Earlier.Started, time.Duration(c.Earlier.Elapsed)*time.Millisecond
+	}
+	now := time.Now()
 	out := &reports.Claims{Table: c.Table, Server: c.Build.Name, Runs: c.Runs, Started: begin}
 	runner := measure.Runner{Workers: max(c.Parallel, 1), Shard: c.Shard, Log: c.Log, Unit: "runs"}
-	_, err := measure.Run(ctx, runner, plan, func(ctx context.Context, l *measure.Lane, j claimJob) (reports.ClaimRun, error) {
+	_, err = measure.Resume(ctx, runner, plan, done, func(ctx context.Context, l *measure.Lane, j claimJob) (reports.ClaimRun, error) {
 		r := c.runOne(ctx, eng, l, j)
 		if ctx.Err() != nil {
 			return r, ctx.Err() // interrupted: a run cut short is not a figure
@@ -110,10 +122,56 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 		return r, nil
 	}, func(s *measure.Snapshot[reports.ClaimRun]) error {
 		out.Version, out.Rows, out.Mutants = tallyClaims(rows, mutants, values(s.Results))
-		out.Elapsed, out.Machine, out.Complete, out.Part = reports.MillisOf(time.Since(begin)), s.Machine, s.Complete, s.Part
+		out.Elapsed, out.Machine, out.Complete, out.Part = reports.MillisOf(before+time.Since(now)), s.Machine, s.Complete, s.Part
 		return reports.WriteClaims(c.Out, out)
 	})
 	return out, err
+}
+
+// done is what c.Earlier measured of plan, checked against c's shard: the
+// runs that ended in an error are left out, to be made again.
+func (c Claims) done(plan measure.Plan[claimJob]) (*measure.Done[reports.ClaimRun], error) {
+	if c.Earlier == nil {
+		return nil, nil
+	}
+	e := c.Earlier
+	if e.Table != c.Table || e.Runs != c.Runs || e.Server != c.Build.Name || e.Shard != c.Shard.I || max(e.Shards, 1) != max(c.Shard.N, 1) {
+		return nil, fmt.Errorf("%s holds a %s table of %d seeds on %s, %s: resume it with the same --table, --runs, --server and --shard", c.Out, e.Table, e.Runs, e.Server, partName(e.Part))
+	}
+	var runs []reports.ClaimRun
+	for _, rows := range [][]reports.ClaimRow{e.Rows, e.Mutants} {
+		for _, r := range rows {
+			for _, run := range r.Details {
+				if run.Error == "" {
+					runs = append(runs, run)
+				}
+			}
+		}
+	}
+	done, err := measure.NewDone(runs, func(r reports.ClaimRun) string { return runKey(r.Claim, r.Client, r.Seed) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Out, err)
+	}
+	if err := measure.CheckDone(plan, c.Shard, done); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Out, err)
+	}
+	return done, nil
+}
+
+// CheckEarlier says, before anything starts, whether c can go on from
+// c.Earlier.
+func (c Claims) CheckEarlier() error {
+	_, _, plan := c.rows()
+	_, err := c.done(plan)
+	return err
+}
+
+// partName says which part of a plan a table holds.
+func partName(p measure.Part) string {
+	if p.Shards < 2 {
+		return "the whole plan"
+	}
+	return fmt.Sprintf("shard %d/%d", p.Shard, p.Shards)
 }
 
 // tallyClaims adds the runs, in plan order, into copies of the rows and
@@ -179,4 +237,18 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 		r.History = run.keep(c.Out, name, l.Logf)
 	}
 	return r
+}
+
+// ReadEarlierClaims reads the table a measurement of table left in dir:
+// nil, nil when dir holds none.
+func ReadEarlierClaims(dir, table string) (*reports.Claims, error) {
+	var c reports.Claims
+	err := reports.ReadJSON(filepath.Join(dir, table+".json"), &c)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/measure"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/topology"
@@ -50,5 +51,38 @@ func TestCardRowsKeepTheirNotice(t *testing.T) {
 	}
 	if !strings.Contains(page.String(), "- redsync: Mutex.ExtendContext returns false") {
 		t.Errorf("the card does not list redsync's notice:\n%s", page.String())
+	}
+}
+
+// TestClaimsResumeKeepsEarlierRuns: a shard's earlier runs are taken as
+// measured (those that ended in an error are made again), and an earlier
+// table of other flags is refused.
+func TestClaimsResumeKeepsEarlierRuns(t *testing.T) {
+	shard := measure.Shard{I: 2, N: 8}
+	c := Claims{Table: reports.TableReportCard, Build: topology.Build{Name: "valkey-9.1"}, Claims: scenarios.ReportCardClaims(), Runs: 20, Shard: shard}
+	_, _, plan := c.rows()
+	var mine []claimJob
+	for i, j := range plan.Items {
+		if shard.Mine(i) {
+			mine = append(mine, j)
+		}
+	}
+	measured, failed := mine[0], mine[1]
+	c.Earlier = &reports.Claims{Table: c.Table, Server: "valkey-9.1", Runs: 20, Part: measure.Part{Shard: 2, Shards: 8},
+		Rows: []reports.ClaimRow{{Claim: measured.claim, Client: measured.client, Details: []reports.ClaimRun{
+			{Claim: measured.claim, Client: measured.client, Seed: measured.s.Seed},
+			{Claim: failed.claim, Client: failed.client, Seed: failed.s.Seed, Error: "start the topology: no Docker"},
+		}}}}
+	if err := c.CheckEarlier(); err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.done(plan)
+	if err != nil || done.Len() != 1 {
+		t.Fatalf("done %d, err %v; want the one run without an error", done.Len(), err)
+	}
+	other := c
+	other.Runs = 10
+	if err := other.CheckEarlier(); err == nil || !strings.Contains(err.Error(), "the same --table, --runs") {
+		t.Fatalf("an earlier table of 20 seeds resumed with 10: %v", err)
 	}
 }

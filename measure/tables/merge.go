@@ -30,6 +30,17 @@ var tableFiles = []struct {
 	{reports.ShrinkFiguresFile, mergeShrinkFigures},
 }
 
+// Resumable says whether the measurement whose table file is file can
+// go on from where it stopped (claims' --resume): the claims family's.
+func Resumable(file string) bool {
+	for _, t := range []string{reports.TableClaims, reports.TableMitigations, reports.TableMigrations, reports.TableReportCard} {
+		if file == t+".json" {
+			return true
+		}
+	}
+	return false
+}
+
 // MeasurementFile is the table file a folder holds ("" when none): a
 // measurement's (catch-rate, false-alarms, claims, mitigations,
 // shrink-figures).
