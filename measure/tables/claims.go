@@ -14,6 +14,7 @@ import (
 	"github.com/lockcheck/lockcheck/measure"
 	"github.com/lockcheck/lockcheck/reports"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/scenarios/lockclient"
 	"github.com/lockcheck/lockcheck/topology"
 )
 
@@ -113,18 +114,27 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 	now := time.Now()
 	out := &reports.Claims{Table: c.Table, Server: c.Build.Name, Runs: c.Runs, Started: begin}
 	runner := measure.Runner{Workers: max(c.Parallel, 1), Shard: c.Shard, Log: c.Log, Unit: "runs"}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	stuck := lockclient.LeftRunning()
 	_, err = measure.Resume(ctx, runner, plan, done, func(ctx context.Context, l *measure.Lane, j claimJob) (reports.ClaimRun, error) {
 		r := c.runOne(ctx, eng, l, j)
 		if ctx.Err() != nil {
 			return r, ctx.Err() // interrupted: a run cut short is not a figure
 		}
 		l.Progress(r.Line())
+		if lockclient.LeftRunning() > stuck {
+			stop(fmt.Errorf("%s: a lock client's Close did not return (see its run's log), and it is left running inside this process, where it would starve the runs after it; the runs in flight were stopped and the figures so far are in %s: go on in a new process with --resume", runKey(r.Claim, r.Client, r.Seed), c.Out))
+		}
 		return r, nil
 	}, func(s *measure.Snapshot[reports.ClaimRun]) error {
 		out.Version, out.Rows, out.Mutants = tallyClaims(rows, mutants, values(s.Results))
 		out.Elapsed, out.Machine, out.Complete, out.Part = reports.MillisOf(before+time.Since(now)), s.Machine, s.Complete, s.Part
 		return reports.WriteClaims(c.Out, out)
 	})
+	if cause := context.Cause(ctx); err == nil && cause != nil && cause != context.Canceled {
+		err = cause
+	}
 	return out, err
 }
 

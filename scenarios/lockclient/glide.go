@@ -52,6 +52,7 @@ func (c *glideClient) Close() error {
 	case <-done:
 		return nil
 	case <-time.After(glideCloseBound):
+		leftRunning.Add(1)
 		return fmt.Errorf("GLIDE's Close did not return within %s: its core is left running in this process", glideCloseBound)
 	}
 }
