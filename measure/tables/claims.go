@@ -130,6 +130,9 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 	}, func(s *measure.Snapshot[reports.ClaimRun]) error {
 		out.Version, out.Rows, out.Mutants = tallyClaims(rows, mutants, values(s.Results))
 		out.Elapsed, out.Machine, out.Complete, out.Part = reports.MillisOf(before+time.Since(now)), s.Machine, s.Complete, s.Part
+		if c.Earlier != nil {
+			out.Machine = c.Earlier.Machine + "; then " + s.Machine
+		}
 		return reports.WriteClaims(c.Out, out)
 	})
 	if cause := context.Cause(ctx); err == nil && cause != nil && cause != context.Canceled {
