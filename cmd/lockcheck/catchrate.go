@@ -70,7 +70,7 @@ func runCatchRate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !settled(stderr, m) {
 		return 0
 	}
-	if code := mf.fresh(*out, stderr); code != 0 {
+	if code := goOn(&mf, *out, "catch-rate.json", &m.Earlier, func() error { return m.CheckEarlier() }, stderr); code != 0 {
 		return code
 	}
 	eng, err := topology.Connect(ctx, nil)

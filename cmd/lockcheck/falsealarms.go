@@ -72,7 +72,8 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !settled(stderr, cases, kinds, base) {
 		return 0
 	}
-	if code := mf.fresh(*out, stderr); code != 0 {
+	m := tables.FalseAlarms{Cases: cases, Topologies: kinds, Runs: *mf.runs, Base: &base, Parallel: *mf.parallel, Shard: shard, Sources: sources, Out: *out, Log: stderr}
+	if code := goOn(&mf, *out, "false-alarms.json", &m.Earlier, func() error { return m.CheckEarlier() }, stderr); code != 0 {
 		return code
 	}
 	eng, err := topology.Connect(ctx, nil)
@@ -81,7 +82,6 @@ func runFalseAlarms(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	defer eng.Close()
 	fmt.Fprintf(stderr, "false-alarms: %d client(s) × %d topologies × %d seeds of %s%s -> %s\n", len(cases), len(kinds), *mf.runs, base.Outline(), shardNote(shard), *out)
-	m := tables.FalseAlarms{Cases: cases, Topologies: kinds, Runs: *mf.runs, Base: &base, Parallel: *mf.parallel, Shard: shard, Sources: sources, Out: *out, Log: stderr}
 	fa, err := m.Measure(ctx, eng)
 	var elapsed reports.Millis
 	if fa != nil {

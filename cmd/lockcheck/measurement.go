@@ -21,6 +21,7 @@ type measurementFlags struct {
 	parallel *int
 	shard    *string
 	force    *bool
+	resume   *bool
 }
 
 // register adds the flags, with the command's own words for what a seed
@@ -29,6 +30,7 @@ func (m *measurementFlags) register(fs *flag.FlagSet, runsUsage string, parallel
 	m.runs = fs.Int("runs", 20, runsUsage)
 	m.registerLanes(fs, parallel, parallelUsage)
 	m.force = fs.Bool("force", false, "when --out holds an earlier measurement's table: measure again over it")
+	m.resume = fs.Bool("resume", false, "go on with the measurement --out holds, stopped before its end (Ctrl-C, a session's end, a run that would not end): what it measured is kept and only the rest made, with the flags it was started with")
 }
 
 // registerLanes adds the flags of a measurement without seeds: the lanes
@@ -58,6 +60,32 @@ func resumeHint(file string) string {
 		return ", or --resume to go on with it"
 	}
 	return ""
+}
+
+// goOn checks --out against --resume and --force before anything
+// starts. Without --resume the folder must hold no earlier table
+// (fresh). With it, the table file it holds is read into *earlier and
+// check (the table's CheckEarlier, called once *earlier is set) says
+// whether this measurement can go on from it.
+func goOn[T any](m *measurementFlags, dir, file string, earlier **T, check func() error, stderr io.Writer) int {
+	if !*m.resume {
+		return m.fresh(dir, stderr)
+	}
+	if *m.force {
+		return fail(stderr, "--resume and --force: choose one (go on with %s, or measure again over it)", dir)
+	}
+	e, err := tables.ReadEarlier[T](dir, file)
+	if err != nil {
+		return fail(stderr, "--resume: %v", err)
+	}
+	if e == nil {
+		return fail(stderr, "--resume: %s holds no %s to go on with: give the --out of the measurement to resume", dir, file)
+	}
+	*earlier = e
+	if err := check(); err != nil {
+		return fail(stderr, "--resume: %v", err)
+	}
+	return 0
 }
 
 // check validates the flags before anything is started: bad input is one

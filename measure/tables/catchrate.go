@@ -48,6 +48,38 @@ type CatchRate struct {
 	Out string
 	// Log gets the image and topology progress and one line per run.
 	Log io.Writer
+	// Earlier is the table an interrupted measurement of the same plan
+	// left in Out (ReadEarlier): its mutants are not measured again.
+	Earlier *reports.CatchRate
+}
+
+// done is what c.Earlier measured, checked against c's plan and shard: a
+// mutant whose runs did not all run, or were cut short, is measured
+// again.
+func (c CatchRate) done() (*measure.Done[reports.CatchRow], error) {
+	e := c.Earlier
+	if e == nil {
+		return nil, nil
+	}
+	gate := ""
+	if c.Gate != nil {
+		gate = c.Gate.Outline()
+	}
+	if e.Runs != c.Runs || e.Server != c.Build.Name || e.Gate != gate || !sameShard(e.Part, c.Shard) {
+		return nil, fmt.Errorf("%s holds a catch rate of %d seeds on %s, %s, another gate or none: resume it with the same --gate, --runs, --server and --shard", c.Out, e.Runs, e.Server, partName(e.Part))
+	}
+	// a row the interruption cut short holds fewer runs than asked for
+	whole := func(r reports.CatchRow) bool {
+		return r.Errors == 0 && r.MutantRuns == c.Runs && (c.Gate != nil || r.ControlRuns == c.Runs)
+	}
+	return doneOf(c.plan(), c.Shard, e.Rows, func(r reports.CatchRow) string { return r.Mutant }, whole, c.Out)
+}
+
+// CheckEarlier says, before anything starts, whether c can go on from
+// c.Earlier.
+func (c CatchRate) CheckEarlier() error {
+	_, err := c.done()
+	return err
 }
 
 // plan is one item per mutant, each making Runs seeds of every side.
@@ -67,8 +99,16 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 	if c.Runs <= 0 {
 		return nil, fmt.Errorf("catch-rate: runs must be positive")
 	}
-	begin := time.Now()
+	begin, before, prior := time.Now(), time.Duration(0), ""
 	plan := c.plan()
+	done, err := c.done()
+	if err != nil {
+		return nil, err
+	}
+	if c.Earlier != nil {
+		begin, before, prior = c.Earlier.Started, time.Duration(c.Earlier.Elapsed)*time.Millisecond, c.Earlier.Machine
+	}
+	now := time.Now()
 	runner := measure.Runner{Workers: max(c.Parallel, 1), Shard: c.Shard, Log: c.Log, Unit: "topologies"}
 	topos, err := c.start(ctx, eng, measure.Lanes(runner, plan))
 	defer func() {
@@ -86,11 +126,11 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 	if c.Gate != nil {
 		cr.Gate = c.Gate.Outline()
 	}
-	_, err = measure.Run(ctx, runner, plan, func(ctx context.Context, l *measure.Lane, mc scenarios.MutantCase) (reports.CatchRow, error) {
+	_, err = measure.Resume(ctx, runner, plan, done, func(ctx context.Context, l *measure.Lane, mc scenarios.MutantCase) (reports.CatchRow, error) {
 		return c.measureCase(ctx, l, topos[l.Worker], mc), nil
 	}, func(s *measure.Snapshot[reports.CatchRow]) error {
 		cr.Rows = values(s.Results)
-		cr.Elapsed, cr.Machine, cr.Complete, cr.Part = reports.MillisOf(time.Since(begin)), s.Machine, s.Complete, s.Part
+		cr.Elapsed, cr.Machine, cr.Complete, cr.Part = reports.MillisOf(before+time.Since(now)), machineAfter(prior, s.Machine), s.Complete, s.Part
 		return reports.WriteCatchRate(c.Out, cr)
 	})
 	return cr, err

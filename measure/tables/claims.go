@@ -3,7 +3,6 @@ package tables
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -102,14 +101,14 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 	if c.Table == "" {
 		c.Table = reports.TableClaims
 	}
-	begin, before := time.Now(), time.Duration(0)
+	begin, before, prior := time.Now(), time.Duration(0), ""
 	rows, mutants, plan := c.rows()
 	done, err := c.done(plan)
 	if err != nil {
 		return nil, err
 	}
 	if c.Earlier != nil {
-		begin, before = c.Earlier.Started, time.Duration(c.Earlier.Elapsed)*time.Millisecond
+		begin, before, prior = c.Earlier.Started, time.Duration(c.Earlier.Elapsed)*time.Millisecond, c.Earlier.Machine
 	}
 	now := time.Now()
 	out := &reports.Claims{Table: c.Table, Server: c.Build.Name, Runs: c.Runs, Started: begin}
@@ -129,10 +128,7 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 		return r, nil
 	}, func(s *measure.Snapshot[reports.ClaimRun]) error {
 		out.Version, out.Rows, out.Mutants = tallyClaims(rows, mutants, values(s.Results))
-		out.Elapsed, out.Machine, out.Complete, out.Part = reports.MillisOf(before+time.Since(now)), s.Machine, s.Complete, s.Part
-		if c.Earlier != nil {
-			out.Machine = c.Earlier.Machine + "; then " + s.Machine
-		}
+		out.Elapsed, out.Machine, out.Complete, out.Part = reports.MillisOf(before+time.Since(now)), machineAfter(prior, s.Machine), s.Complete, s.Part
 		return reports.WriteClaims(c.Out, out)
 	})
 	if cause := context.Cause(ctx); err == nil && cause != nil && cause != context.Canceled {
@@ -148,27 +144,11 @@ func (c Claims) done(plan measure.Plan[claimJob]) (*measure.Done[reports.ClaimRu
 		return nil, nil
 	}
 	e := c.Earlier
-	if e.Table != c.Table || e.Runs != c.Runs || e.Server != c.Build.Name || e.Shard != c.Shard.I || max(e.Shards, 1) != max(c.Shard.N, 1) {
+	if e.Table != c.Table || e.Runs != c.Runs || e.Server != c.Build.Name || !sameShard(e.Part, c.Shard) {
 		return nil, fmt.Errorf("%s holds a %s table of %d seeds on %s, %s: resume it with the same --table, --runs, --server and --shard", c.Out, e.Table, e.Runs, e.Server, partName(e.Part))
 	}
-	var runs []reports.ClaimRun
-	for _, rows := range [][]reports.ClaimRow{e.Rows, e.Mutants} {
-		for _, r := range rows {
-			for _, run := range r.Details {
-				if run.Error == "" {
-					runs = append(runs, run)
-				}
-			}
-		}
-	}
-	done, err := measure.NewDone(runs, func(r reports.ClaimRun) string { return runKey(r.Claim, r.Client, r.Seed) })
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Out, err)
-	}
-	if err := measure.CheckDone(plan, c.Shard, done); err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Out, err)
-	}
-	return done, nil
+	return doneOf(plan, c.Shard, claimRuns(e), func(r reports.ClaimRun) string { return runKey(r.Claim, r.Client, r.Seed) },
+		func(r reports.ClaimRun) bool { return r.Error == "" }, c.Out)
 }
 
 // CheckEarlier says, before anything starts, whether c can go on from
@@ -252,16 +232,3 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 	return r
 }
 
-// ReadEarlierClaims reads the table a measurement of table left in dir:
-// nil, nil when dir holds none.
-func ReadEarlierClaims(dir, table string) (*reports.Claims, error) {
-	var c reports.Claims
-	err := reports.ReadJSON(filepath.Join(dir, table+".json"), &c)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
-}

@@ -86,3 +86,23 @@ func TestClaimsResumeKeepsEarlierRuns(t *testing.T) {
 		t.Fatalf("an earlier table of 20 seeds resumed with 10: %v", err)
 	}
 }
+
+// TestFalseAlarmsResumeRemakesShortRows: an earlier false-alarms row with
+// every seed is kept; one cut short by the interruption is made again.
+func TestFalseAlarmsResumeRemakesShortRows(t *testing.T) {
+	b := topology.Build{Name: "valkey-9.1"}
+	f := FalseAlarms{Cases: []AlarmCase{{Client: "native", Build: b}, {Client: "fenced", Build: b}}, Topologies: []topology.Kind{topology.Standalone}, Runs: 20}
+	duration := reports.MillisOf(f.Scenario(&topology.Topology{}, "", 0).Duration)
+	f.Earlier = &reports.FalseAlarms{Runs: 20, Duration: duration, Rows: []reports.AlarmRow{
+		{Client: "native", Server: "valkey-9.1", Topology: "standalone", Runs: 20},
+		{Client: "fenced", Server: "valkey-9.1", Topology: "standalone", Runs: 7},
+	}}
+	done, err := f.done()
+	if err != nil || done.Len() != 1 {
+		t.Fatalf("done %d, err %v; want native's whole row alone", done.Len(), err)
+	}
+	f.Earlier.Rows = append(f.Earlier.Rows, reports.AlarmRow{Client: "lua", Server: "valkey-9.1", Topology: "standalone", Runs: 20})
+	if err := f.CheckEarlier(); err == nil || !strings.Contains(err.Error(), "lua on valkey-9.1 standalone") {
+		t.Fatalf("a row of a client not measured now was resumed: %v", err)
+	}
+}

@@ -31,14 +31,10 @@ var tableFiles = []struct {
 }
 
 // Resumable says whether the measurement whose table file is file can
-// go on from where it stopped (claims' --resume): the claims family's.
+// go on from where it stopped (--resume): the seeded measurements'
+// (catch-rate, false-alarms, the claims family), not shrink-figures.
 func Resumable(file string) bool {
-	for _, t := range []string{reports.TableClaims, reports.TableMitigations, reports.TableMigrations, reports.TableReportCard} {
-		if file == t+".json" {
-			return true
-		}
-	}
-	return false
+	return file != "" && file != reports.ShrinkFiguresFile
 }
 
 // MeasurementFile is the table file a folder holds ("" when none): a

@@ -1,0 +1,61 @@
+package tables
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/lockcheck/lockcheck/measure"
+	"github.com/lockcheck/lockcheck/reports"
+)
+
+// ReadEarlier reads the table file (catch-rate.json, false-alarms.json,
+// claims.json...) a measurement left in dir, to go on from it (--resume):
+// nil, nil when dir holds none.
+func ReadEarlier[T any](dir, file string) (*T, error) {
+	var t T
+	err := reports.ReadJSON(filepath.Join(dir, file), &t)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// doneOf is what an earlier table's results (runs or rows) hold of
+// plan's shard, by key: those kept says are figures; the rest (a run
+// that failed to run) are made again. Every one must be an item of the
+// shard.
+func doneOf[T, R any](plan measure.Plan[T], shard measure.Shard, results []R, key func(R) string, kept func(R) bool, dir string) (*measure.Done[R], error) {
+	var figures []R
+	for _, r := range results {
+		if kept(r) {
+			figures = append(figures, r)
+		}
+	}
+	done, err := measure.NewDone(figures, key)
+	if err == nil {
+		err = measure.CheckDone(plan, shard, done)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return done, nil
+}
+
+// sameShard says whether an earlier table's part is the shard s.
+func sameShard(p measure.Part, s measure.Shard) bool {
+	return p.Shard == s.I && max(p.Shards, 1) == max(s.N, 1)
+}
+
+// machineAfter is a resumed table's machine: the earlier measurement's,
+// then this one's (now alone when nothing was resumed).
+func machineAfter(earlier, now string) string {
+	if earlier == "" {
+		return now
+	}
+	return earlier + "; then " + now
+}
