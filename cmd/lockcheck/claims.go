@@ -179,4 +179,3 @@ func claimsPages(into, table, only string, shard measure.Shard, stderr io.Writer
 	}
 	return pages, 0
 }
-

@@ -231,4 +231,3 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 	}
 	return r
 }
-
