@@ -53,32 +53,33 @@ type CatchRate struct {
 	Earlier *reports.CatchRate
 }
 
-// done is what c.Earlier measured, checked against c's plan and shard: a
-// mutant whose runs did not all run, or were cut short, is measured
-// again.
-func (c CatchRate) done() (*measure.Done[reports.CatchRow], error) {
+// done is what c.Earlier measured, checked against c's plan and shard
+// (a mutant whose runs did not all run, or were cut short, is measured
+// again), and the span the table goes on with.
+func (c CatchRate) done() (*measure.Done[reports.CatchRow], span, error) {
 	e := c.Earlier
 	if e == nil {
-		return nil, nil
+		return nil, newSpan(time.Time{}, 0, ""), nil
 	}
 	gate := ""
 	if c.Gate != nil {
 		gate = c.Gate.Outline()
 	}
 	if e.Runs != c.Runs || e.Server != c.Build.Name || e.Gate != gate || !sameShard(e.Part, c.Shard) {
-		return nil, fmt.Errorf("%s holds a catch rate of %d seeds on %s, %s, another gate or none: resume it with the same --gate, --runs, --server and --shard", c.Out, e.Runs, e.Server, partName(e.Part))
+		return nil, span{}, fmt.Errorf("%s holds a catch rate of %d seeds on %s, %s, another gate or none: resume it with the same --gate, --runs, --server and --shard", c.Out, e.Runs, e.Server, partName(e.Part))
 	}
 	// a row the interruption cut short holds fewer runs than asked for
 	whole := func(r reports.CatchRow) bool {
 		return r.Errors == 0 && r.MutantRuns == c.Runs && (c.Gate != nil || r.ControlRuns == c.Runs)
 	}
-	return doneOf(c.plan(), c.Shard, e.Rows, func(r reports.CatchRow) string { return r.Mutant }, whole, c.Out)
+	done, err := doneOf(c.plan(), c.Shard, e.Rows, func(r reports.CatchRow) string { return r.Mutant }, whole, c.Out)
+	return done, newSpan(e.Started, e.Elapsed, e.Machine), err
 }
 
 // CheckEarlier says, before anything starts, whether c can go on from
 // c.Earlier.
 func (c CatchRate) CheckEarlier() error {
-	_, err := c.done()
+	_, _, err := c.done()
 	return err
 }
 
@@ -99,16 +100,11 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 	if c.Runs <= 0 {
 		return nil, fmt.Errorf("catch-rate: runs must be positive")
 	}
-	begin, before, prior := time.Now(), time.Duration(0), ""
 	plan := c.plan()
-	done, err := c.done()
+	done, sp, err := c.done()
 	if err != nil {
 		return nil, err
 	}
-	if c.Earlier != nil {
-		begin, before, prior = c.Earlier.Started, time.Duration(c.Earlier.Elapsed)*time.Millisecond, c.Earlier.Machine
-	}
-	now := time.Now()
 	runner := measure.Runner{Workers: max(c.Parallel, 1), Shard: c.Shard, Log: c.Log, Unit: "topologies"}
 	topos, err := c.start(ctx, eng, measure.Lanes(runner, plan))
 	defer func() {
@@ -122,7 +118,7 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 		return nil, err
 	}
 	t0 := topos[0]
-	cr = &reports.CatchRate{Server: t0.Build.Name, Version: t0.Version, Topology: string(t0.Kind), Runs: c.Runs, Started: begin}
+	cr = &reports.CatchRate{Server: t0.Build.Name, Version: t0.Version, Topology: string(t0.Kind), Runs: c.Runs, Started: sp.begin}
 	if c.Gate != nil {
 		cr.Gate = c.Gate.Outline()
 	}
@@ -130,7 +126,7 @@ func (c CatchRate) Measure(ctx context.Context, eng *topology.Engine) (cr *repor
 		return c.measureCase(ctx, l, topos[l.Worker], mc), nil
 	}, func(s *measure.Snapshot[reports.CatchRow]) error {
 		cr.Rows = values(s.Results)
-		cr.Elapsed, cr.Machine, cr.Complete, cr.Part = reports.MillisOf(before+time.Since(now)), machineAfter(prior, s.Machine), s.Complete, s.Part
+		cr.Elapsed, cr.Machine, cr.Complete, cr.Part = sp.elapsed(), sp.machine(s.Machine), s.Complete, s.Part
 		return reports.WriteCatchRate(c.Out, cr)
 	})
 	return cr, err

@@ -101,17 +101,12 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 	if c.Table == "" {
 		c.Table = reports.TableClaims
 	}
-	begin, before, prior := time.Now(), time.Duration(0), ""
 	rows, mutants, plan := c.rows()
-	done, err := c.done(plan)
+	done, sp, err := c.done(plan)
 	if err != nil {
 		return nil, err
 	}
-	if c.Earlier != nil {
-		begin, before, prior = c.Earlier.Started, time.Duration(c.Earlier.Elapsed)*time.Millisecond, c.Earlier.Machine
-	}
-	now := time.Now()
-	out := &reports.Claims{Table: c.Table, Server: c.Build.Name, Runs: c.Runs, Started: begin}
+	out := &reports.Claims{Table: c.Table, Server: c.Build.Name, Runs: c.Runs, Started: sp.begin}
 	runner := measure.Runner{Workers: max(c.Parallel, 1), Shard: c.Shard, Log: c.Log, Unit: "runs"}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -128,7 +123,7 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 		return r, nil
 	}, func(s *measure.Snapshot[reports.ClaimRun]) error {
 		out.Version, out.Rows, out.Mutants = tallyClaims(rows, mutants, values(s.Results))
-		out.Elapsed, out.Machine, out.Complete, out.Part = reports.MillisOf(before+time.Since(now)), machineAfter(prior, s.Machine), s.Complete, s.Part
+		out.Elapsed, out.Machine, out.Complete, out.Part = sp.elapsed(), sp.machine(s.Machine), s.Complete, s.Part
 		return reports.WriteClaims(c.Out, out)
 	})
 	if cause := context.Cause(ctx); err == nil && cause != nil && cause != context.Canceled {
@@ -137,25 +132,27 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 	return out, err
 }
 
-// done is what c.Earlier measured of plan, checked against c's shard: the
-// runs that ended in an error are left out, to be made again.
-func (c Claims) done(plan measure.Plan[claimJob]) (*measure.Done[reports.ClaimRun], error) {
+// done is what c.Earlier measured of plan, checked against c's shard
+// (the runs that ended in an error are left out, to be made again), and
+// the span the table goes on with.
+func (c Claims) done(plan measure.Plan[claimJob]) (*measure.Done[reports.ClaimRun], span, error) {
 	if c.Earlier == nil {
-		return nil, nil
+		return nil, newSpan(time.Time{}, 0, ""), nil
 	}
 	e := c.Earlier
 	if e.Table != c.Table || e.Runs != c.Runs || e.Server != c.Build.Name || !sameShard(e.Part, c.Shard) {
-		return nil, fmt.Errorf("%s holds a %s table of %d seeds on %s, %s: resume it with the same --table, --runs, --server and --shard", c.Out, e.Table, e.Runs, e.Server, partName(e.Part))
+		return nil, span{}, fmt.Errorf("%s holds a %s table of %d seeds on %s, %s: resume it with the same --table, --runs, --server and --shard", c.Out, e.Table, e.Runs, e.Server, partName(e.Part))
 	}
-	return doneOf(plan, c.Shard, claimRuns(e), func(r reports.ClaimRun) string { return runKey(r.Claim, r.Client, r.Seed) },
+	done, err := doneOf(plan, c.Shard, claimRuns(e), func(r reports.ClaimRun) string { return runKey(r.Claim, r.Client, r.Seed) },
 		func(r reports.ClaimRun) bool { return r.Error == "" }, c.Out)
+	return done, newSpan(e.Started, e.Elapsed, e.Machine), err
 }
 
 // CheckEarlier says, before anything starts, whether c can go on from
 // c.Earlier.
 func (c Claims) CheckEarlier() error {
 	_, _, plan := c.rows()
-	_, err := c.done(plan)
+	_, _, err := c.done(plan)
 	return err
 }
 

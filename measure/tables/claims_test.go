@@ -76,7 +76,7 @@ func TestClaimsResumeKeepsEarlierRuns(t *testing.T) {
 	if err := c.CheckEarlier(); err != nil {
 		t.Fatal(err)
 	}
-	done, err := c.done(plan)
+	done, _, err := c.done(plan)
 	if err != nil || done.Len() != 1 {
 		t.Fatalf("done %d, err %v; want the one run without an error", done.Len(), err)
 	}
@@ -97,7 +97,7 @@ func TestFalseAlarmsResumeRemakesShortRows(t *testing.T) {
 		{Client: "native", Server: "valkey-9.1", Topology: "standalone", Runs: 20},
 		{Client: "fenced", Server: "valkey-9.1", Topology: "standalone", Runs: 7},
 	}}
-	done, err := f.done()
+	done, _, err := f.done()
 	if err != nil || done.Len() != 1 {
 		t.Fatalf("done %d, err %v; want native's whole row alone", done.Len(), err)
 	}

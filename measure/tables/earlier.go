@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/lockcheck/lockcheck/measure"
 	"github.com/lockcheck/lockcheck/reports"
@@ -51,11 +52,33 @@ func sameShard(p measure.Part, s measure.Shard) bool {
 	return p.Shard == s.I && max(p.Shards, 1) == max(s.N, 1)
 }
 
-// machineAfter is a resumed table's machine: the earlier measurement's,
-// then this one's (now alone when nothing was resumed).
-func machineAfter(earlier, now string) string {
-	if earlier == "" {
+// span is when a measurement began, what it took and on what, carried
+// on across a resume: the earlier measurement's start, time and machine
+// come first.
+type span struct {
+	begin  time.Time
+	before time.Duration
+	prior  string
+	now    time.Time
+}
+
+// newSpan starts a measurement's span now; a resumed one (started is not
+// zero) goes on from the earlier measurement's.
+func newSpan(started time.Time, elapsed reports.Millis, machine string) span {
+	now := time.Now()
+	if started.IsZero() {
+		return span{begin: now, now: now}
+	}
+	return span{begin: started, before: time.Duration(elapsed) * time.Millisecond, prior: machine, now: now}
+}
+
+// elapsed is the time measured so far, the earlier part's included.
+func (s span) elapsed() reports.Millis { return reports.MillisOf(s.before + time.Since(s.now)) }
+
+// machine is the table's machine: the earlier part's, then this one's.
+func (s span) machine(now string) string {
+	if s.prior == "" {
 		return now
 	}
-	return earlier + "; then " + now
+	return s.prior + "; then " + now
 }

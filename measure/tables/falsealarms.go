@@ -62,24 +62,26 @@ type FalseAlarms struct {
 	Earlier *reports.FalseAlarms
 }
 
-// done is what f.Earlier measured, checked against f's plan and shard: a
-// row cut short, or with runs that did not run, is measured again.
-func (f FalseAlarms) done() (*measure.Done[reports.AlarmRow], error) {
+// done is what f.Earlier measured, checked against f's plan and shard (a
+// row cut short, or with runs that did not run, is measured again), and
+// the span the table goes on with.
+func (f FalseAlarms) done() (*measure.Done[reports.AlarmRow], span, error) {
 	e := f.Earlier
 	if e == nil {
-		return nil, nil
+		return nil, newSpan(time.Time{}, 0, ""), nil
 	}
 	if e.Runs != f.Runs || e.Duration != reports.MillisOf(f.Scenario(&topology.Topology{}, "", 0).Duration) || !sameShard(e.Part, f.Shard) {
-		return nil, fmt.Errorf("%s holds false alarms of %d seeds of %s, %s: resume it with the same --runs, --duration and --shard", f.Out, e.Runs, e.Duration, partName(e.Part))
+		return nil, span{}, fmt.Errorf("%s holds false alarms of %d seeds of %s, %s: resume it with the same --runs, --duration and --shard", f.Out, e.Runs, e.Duration, partName(e.Part))
 	}
 	whole := func(r reports.AlarmRow) bool { return r.Errors == 0 && r.Runs == f.Runs }
-	return doneOf(f.plan(), f.Shard, e.Rows, func(r reports.AlarmRow) string { return fmt.Sprintf("%s on %s %s", r.Client, r.Server, r.Topology) }, whole, f.Out)
+	done, err := doneOf(f.plan(), f.Shard, e.Rows, func(r reports.AlarmRow) string { return fmt.Sprintf("%s on %s %s", r.Client, r.Server, r.Topology) }, whole, f.Out)
+	return done, newSpan(e.Started, e.Elapsed, e.Machine), err
 }
 
 // CheckEarlier says, before anything starts, whether f can go on from
 // f.Earlier.
 func (f FalseAlarms) CheckEarlier() error {
-	_, err := f.done()
+	_, _, err := f.done()
 	return err
 }
 
@@ -123,23 +125,18 @@ func (f FalseAlarms) Measure(ctx context.Context, eng *topology.Engine) (*report
 	if err := os.MkdirAll(f.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("false-alarms folder: %w", err)
 	}
-	begin, before, prior := time.Now(), time.Duration(0), ""
-	done, err := f.done()
+	done, sp, err := f.done()
 	if err != nil {
 		return nil, err
 	}
-	if f.Earlier != nil {
-		begin, before, prior = f.Earlier.Started, time.Duration(f.Earlier.Elapsed)*time.Millisecond, f.Earlier.Machine
-	}
-	now := time.Now()
-	fa := &reports.FalseAlarms{Runs: f.Runs, Duration: reports.MillisOf(f.Scenario(&topology.Topology{}, "", 0).Duration), Checks: AlarmChecks, Started: begin}
+	fa := &reports.FalseAlarms{Runs: f.Runs, Duration: reports.MillisOf(f.Scenario(&topology.Topology{}, "", 0).Duration), Checks: AlarmChecks, Started: sp.begin}
 	runner := measure.Runner{Shard: f.Shard, Log: f.Log, Unit: "topologies"}
 	_, err = measure.Resume(ctx, runner, f.plan(), done, func(ctx context.Context, l *measure.Lane, it alarmItem) (reports.AlarmRow, error) {
 		return f.measureRow(ctx, eng, l, it)
 	}, func(s *measure.Snapshot[reports.AlarmRow]) error {
 		fa.Rows = values(s.Results)
 		reports.SortAlarmRows(fa.Rows)
-		fa.Elapsed, fa.Machine, fa.Complete, fa.Part = reports.MillisOf(before+time.Since(now)), machineAfter(prior, s.Machine), s.Complete, s.Part
+		fa.Elapsed, fa.Machine, fa.Complete, fa.Part = sp.elapsed(), sp.machine(s.Machine), s.Complete, s.Part
 		return reports.WriteFalseAlarms(f.Out, fa)
 	})
 	return fa, err
