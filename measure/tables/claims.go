@@ -118,7 +118,7 @@ func (c Claims) Measure(ctx context.Context, eng *topology.Engine) (*reports.Cla
 		}
 		l.Progress(r.Line())
 		if lockclient.LeftRunning() > stuck {
-			stop(fmt.Errorf("%s: a lock client's Close did not return (see its run's log), and it is left running inside this process, where it would starve the runs after it; the runs in flight were stopped and the figures so far are in %s: go on in a new process with --resume", runKey(r.Claim, r.Client, r.Seed), c.Out))
+			stop(fmt.Errorf("a lock client's Close did not return in a run that ended by %s (the folders of the runs going on then are kept in %s: the one whose run.log says \"client did not close\"), and it is left running inside this process, where it would starve the runs after it; the runs in flight were stopped and the figures so far are in %s: go on in a new process with --resume", runKey(r.Claim, r.Client, r.Seed), filepath.Join(c.Out, leftRunningDir), c.Out))
 		}
 		return r, nil
 	}, func(s *measure.Snapshot[reports.ClaimRun]) error {
@@ -206,6 +206,7 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 		r.Error = err.Error()
 		return r
 	}
+	stuck := lockclient.LeftRunning()
 	run, err := runCounted(c.Out, stderr, func(o harness.Options) (*harness.Outcome, error) {
 		o.Sources, o.Log = c.Sources, io.Discard
 		return harness.Execute(ctx, eng, j.s, o)
@@ -215,6 +216,10 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 		return r
 	}
 	defer run.drop()
+	if lockclient.LeftRunning() > stuck {
+		// the evidence of a Close that did not return: its log and ops
+		run.keepFolder(c.Out, filepath.Join(leftRunningDir, runKeyName(j)), l.Logf)
+	}
 	r.Version, r.Ops = run.outcome.Result.Version, run.ops()
 	h, err := run.history()
 	if err != nil {
@@ -223,8 +228,16 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 	}
 	claimFigures(&r, h, run.result())
 	if r.DoubleHolders > 0 || r.LostIncrements > 0 || j.mutant == r.GateMet || r.NeverTold > 0 {
-		name := fmt.Sprintf("%s-%s-seed%d.history.json", scenarios.SafeName(j.claim), scenarios.SafeName(j.s.Client), j.s.Seed)
-		r.History = run.keep(c.Out, name, l.Logf)
+		r.History = run.keep(c.Out, runKeyName(j)+".history.json", l.Logf)
 	}
 	return r
+}
+
+// leftRunningDir is the folder under a claims measurement's where the
+// folder of a run whose lock client's Close did not return is kept.
+const leftRunningDir = "left-running"
+
+// runKeyName names a run's kept files: its claim, client and seed.
+func runKeyName(j claimJob) string {
+	return fmt.Sprintf("%s-%s-seed%d", scenarios.SafeName(j.claim), scenarios.SafeName(j.s.Client), j.s.Seed)
 }

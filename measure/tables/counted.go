@@ -21,6 +21,8 @@ import (
 type counted struct {
 	outcome *harness.Outcome
 	dir     string
+	// kept is set once the folder was kept whole: drop leaves it.
+	kept bool
 }
 
 // runCounted makes one counted run in a new scratch folder under out:
@@ -82,8 +84,29 @@ func (c *counted) keep(out, name string, logf func(string, ...any)) string {
 	return rel
 }
 
-// drop removes the scratch folder.
-func (c *counted) drop() { os.RemoveAll(c.dir) }
+// keepFolder moves the whole scratch folder (the run's log, operations
+// and scenario) to OUT/rel, for a run whose folder is the evidence of
+// something that went wrong beside its verdict.
+func (c *counted) keepFolder(out, rel string, logf func(string, ...any)) {
+	path := filepath.Join(out, rel)
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = os.Rename(c.dir, path)
+	}
+	if err != nil {
+		logf("keep the run's folder %s: %v", path, err)
+		return
+	}
+	c.dir, c.kept = path, true
+	logf("kept the run's folder in %s", path)
+}
+
+// drop removes the scratch folder, unless it was kept.
+func (c *counted) drop() {
+	if !c.kept {
+		os.RemoveAll(c.dir)
+	}
+}
 
 // Failing lists the checks of a result that failed and those that could
 // not decide, in the result's order.
