@@ -218,7 +218,7 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 	defer run.drop()
 	if lockclient.LeftRunning() > stuck {
 		// the evidence of a Close that did not return: its log and ops
-		run.keepFolder(c.Out, filepath.Join(leftRunningDir, runKeyName(j)), l.Logf)
+		run.keepFolder(c.Out, filepath.Join(leftRunningDir, runFileStem(j)), l.Logf)
 	}
 	r.Version, r.Ops = run.outcome.Result.Version, run.ops()
 	h, err := run.history()
@@ -228,7 +228,7 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 	}
 	claimFigures(&r, h, run.result())
 	if r.DoubleHolders > 0 || r.LostIncrements > 0 || j.mutant == r.GateMet || r.NeverTold > 0 {
-		r.History = run.keep(c.Out, runKeyName(j)+".history.json", l.Logf)
+		r.History = run.keep(c.Out, runFileStem(j)+".history.json", l.Logf)
 	}
 	return r
 }
@@ -237,7 +237,8 @@ func (c Claims) runOne(ctx context.Context, eng *topology.Engine, l *measure.Lan
 // folder of a run whose lock client's Close did not return is kept.
 const leftRunningDir = "left-running"
 
-// runKeyName names a run's kept files: its claim, client and seed.
-func runKeyName(j claimJob) string {
+// runFileStem is the stem of a run's kept files (its claim, client and
+// seed, safe in a path); runKey is the same run as the terminal names it.
+func runFileStem(j claimJob) string {
 	return fmt.Sprintf("%s-%s-seed%d", scenarios.SafeName(j.claim), scenarios.SafeName(j.s.Client), j.s.Seed)
 }
