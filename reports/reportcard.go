@@ -42,6 +42,9 @@ func reportCardTables(w io.Writer, c *Claims) {
 			if r.Card.WorstRun != "" {
 				worst = fmt.Sprintf("[history](%s)", r.Card.WorstRun)
 			}
+			if short := shortRuns(r); short != "" {
+				worst += "; short: " + short
+			}
 			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", ClientLabel(r.Client), fault, met, r.DoubleHolder, r.Card.notice(), r.Card.errors(), worst)
 		}
 		fmt.Fprintln(w)
@@ -56,7 +59,27 @@ func reportCardTables(w io.Writer, c *Claims) {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "lock-correct: the runs that met the default gate, of those made (**bold**: short of every run; *measured*: a fault that hands the lock to two clients by design, not judged for an unfenced lock). Time to notice: from the loss of a lock its holder did not give up (its lease's end, or another's acquire) to the first reply that told the holder (a nil extend, a 0 release, an error), the median of the runs' medians and the worst; never told: losses the holder learned nothing of. Worst run: the history of the run with the longest time to notice, when it was kept.")
+	fmt.Fprintln(w, "lock-correct: the runs that met the default gate, of those made (**bold**: short of every run; *measured*: a fault that hands the lock to two clients by design, not judged for an unfenced lock). Time to notice: from the loss of a lock its holder did not give up (its lease's end, or another's acquire) to the first reply that told the holder (a nil extend, a 0 release, an error), the median of the runs' medians and the worst; never told: losses the holder learned nothing of. Worst run: the history of the run with the longest time to notice, when it was kept, and of a short cell the runs that missed lock-correct.")
+}
+
+// shortRuns names a judged row's runs that missed lock-correct, linked
+// to their histories where kept: the runs a reader of a short cell looks
+// for first, which need not be the one with the longest time to notice.
+func shortRuns(r ClaimRow) string {
+	if r.Expect == "measured" || r.AsExpected() {
+		return ""
+	}
+	var links []string
+	for _, run := range r.Details {
+		switch {
+		case run.GateMet:
+		case run.History != "":
+			links = append(links, fmt.Sprintf("[seed %d](%s)", run.Seed, run.History))
+		default:
+			links = append(links, fmt.Sprintf("seed %d", run.Seed))
+		}
+	}
+	return strings.Join(links, ", ")
 }
 
 // cardRows are a topology's rows, by library in the order they first

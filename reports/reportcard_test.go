@@ -8,7 +8,8 @@ import (
 // The report card shows, per topology, a row per library and fault: the
 // runs that met lock-correct, double holders, the time to notice (the
 // median of the runs' medians, the worst, the never told), the errors
-// surfaced by kind and the worst run's history; the headline has a
+// surfaced by kind, the worst run's history and a short cell's missed
+// runs; the headline has a
 // sentence per library.
 func TestReportCard(t *testing.T) {
 	py := "external:/usr/bin/python3 adapters/python/redis_py_adapter.py --mode lock"
@@ -24,7 +25,7 @@ func TestReportCard(t *testing.T) {
 	}
 	c := &Claims{Table: TableReportCard, Server: "valkey-9.1", Runs: 2, Complete: true, Rows: []ClaimRow{
 		row("sentinel/none", "redsync", "lock-correct", told(100, 300, ""), told(200, 1500, "histories/w.json")),
-		row("sentinel/script-flush", py, "lock-correct", ClaimRun{Verdict: "violated", CardRun: CardRun{Losses: 1, NeverTold: 1, NoScript: 4, OtherErrors: 1}}, told(50, 60, "")),
+		row("sentinel/script-flush", py, "lock-correct", ClaimRun{Seed: 3, Verdict: "violated", History: "histories/s.json", CardRun: CardRun{Losses: 1, NeverTold: 1, NoScript: 4, OtherErrors: 1}}, told(50, 60, "")),
 		row("sentinel/kill-primary", "redsync", "measured", ClaimRun{Verdict: "violated", DoubleHolders: 1}, told(10, 20, "")),
 	}}
 	var md strings.Builder
@@ -33,7 +34,7 @@ func TestReportCard(t *testing.T) {
 		"| redsync | none | 2/2 | 0 | 200 ms / 1.5 s | - | [history](histories/w.json) |",
 		"| redsync | kill-primary | 1/2 *measured* | 1 | 10 ms / 20 ms | - | - |",
 		"- redis-py Lock: tells " + py + ".",
-		"| redis-py Lock | script-flush | **1/2** | 0 | 50 ms / 60 ms, 1 of 3 never told | 4 NOSCRIPT, 1 other | - |",
+		"| redis-py Lock | script-flush | **1/2** | 0 | 50 ms / 60 ms, 1 of 3 never told | 4 NOSCRIPT, 1 other | -; short: [seed 3](histories/s.json) |",
 	} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report card lacks %q:\n%s", want, md.String())

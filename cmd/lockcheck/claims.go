@@ -85,7 +85,7 @@ func runClaims(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	for _, p := range pages {
-		if err := reports.SpliceFile(p, reports.ClaimsBlocks(c)...); err != nil {
+		if err := reports.SpliceFile(p, reports.ClaimsBlocks(c.LinkedFrom(p, []string{dir}))...); err != nil {
 			return fail(stderr, "%v: the table is in %s", err, dir)
 		}
 		fmt.Fprintf(stderr, "claims: %s updated\n", p)

@@ -120,7 +120,7 @@ func mergeMeasurement(dirs []string, out, expect, into string, stdout, stderr io
 		return fail(stderr, "--into: the shards do not cover the whole plan, so the pages are left alone: merge every shard's folder")
 	}
 	for _, p := range pages {
-		if err := reports.SpliceFile(p, reports.ClaimsBlocks(&c)...); err != nil {
+		if err := reports.SpliceFile(p, reports.ClaimsBlocks(c.LinkedFrom(p, dirs))...); err != nil {
 			return fail(stderr, "%v", err)
 		}
 		fmt.Fprintf(stderr, "merge: the %s table written into %s\n", c.Table, p)
