@@ -37,6 +37,7 @@ const (
 	secChecker
 	secRace
 	secMemory
+	secGlideClose
 )
 
 // withRatio fills Ratio as Value / ReferenceValue when both are known.
@@ -159,7 +160,7 @@ func writeMarkdown(path string, rows []Row, m machine, cfg config) error {
 	fmt.Fprintf(&b, "- Go: %s\n", m.Go)
 	fmt.Fprintf(&b, "- server: %s\n", m.Server)
 	fmt.Fprintf(&b, "\n## How to run\n\n")
-	fmt.Fprintf(&b, "```\nmake bench                       # the full run, about 25 minutes\ngo run ./bench -quick            # 1 repetition, short durations, to try it\ngo run ./bench -only checker     # one section: startup, failover, throughput, checker, recheck, race, memory\ngo run ./bench -h                # every flag\n```\n\n")
+	fmt.Fprintf(&b, "```\nmake bench                       # the full run, about 25 minutes\ngo run ./bench -quick            # 1 repetition, short durations, to try it\ngo run ./bench -only checker     # one section: startup, failover, throughput, checker, recheck, race, memory, glide-close\ngo run ./bench -h                # every flag\n```\n\n")
 	fmt.Fprintf(&b, "This run's flags: %s\n", cfg.describe())
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("write results: %w", err)
@@ -170,9 +171,9 @@ func writeMarkdown(path string, rows []Row, m machine, cfg config) error {
 func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
 func (c config) describe() string {
-	return fmt.Sprintf("`-runs %d -seeds %d -clients %d -throughput-duration %s -benchmark-requests %d -memory-duration %s -checker-keys %d -porcupine-timeout %s -porcupine-mem-mb %d -race-duration %s%s%s`",
+	return fmt.Sprintf("`-runs %d -seeds %d -clients %d -throughput-duration %s -benchmark-requests %d -memory-duration %s -checker-keys %d -porcupine-timeout %s -porcupine-mem-mb %d -race-duration %s -glide-clients %d -glide-ways %s%s%s%s`",
 		c.runs, c.seeds, c.clients, c.tpDuration, c.benchN, c.memDuration, c.checkerKeys, c.porcTimeout, c.porcMemMB, c.raceDuration,
-		map[bool]string{true: " -quick"}[c.quick], onlyFlag(c.only))
+		c.glideClients, c.glideWays, map[bool]string{true: " -glide-direct"}[c.glideDirect], map[bool]string{true: " -quick"}[c.quick], onlyFlag(c.only))
 }
 
 func onlyFlag(s string) string {

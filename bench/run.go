@@ -76,6 +76,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (err error) {
 		{"recheck", b.recheckSection},
 		{"race", b.raceSection},
 		{"memory", b.memorySection},
+		{"glide-close", b.glideCloseSection}, // last: hung cores spin on
 	}
 	for _, s := range sections {
 		if !cfg.wants(s.name) {
