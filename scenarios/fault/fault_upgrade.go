@@ -25,7 +25,9 @@ import (
 // in its detail: it holds the step, the wait for a healthy topology
 // (UpgradeHealthWait at most: a replica that cannot read its new
 // primary's data stays down, and the step says so) and UpgradeHold more,
-// so that the workload meets each mixed state. The window records every
+// and longer until a release has returned in it (UpgradeHealthWait more
+// at most, else the window says it was unmet), so that the workload meets
+// each mixed state. The window records every
 // server as the step left it (history.NodeState): its version, role and
 // link, whether it can lead, and which of the client's lock commands it
 // lacks. A window before the first step and one after the last hold the
@@ -176,7 +178,8 @@ type upgrader struct {
 }
 
 // record runs one step (act nil: a state before or after the upgrade) in
-// its window: act, the wait for health, the hold, the servers' states.
+// its window: act, the wait for health, the hold (until a release has
+// returned in the window, too), the servers' states.
 // It returns act's error, which ends the upgrade.
 func (u *upgrader) record(ctx context.Context, target *topology.Node, what string, act func(context.Context) error) error {
 	detail := what
@@ -186,6 +189,7 @@ func (u *upgrader) record(ctx context.Context, target *topology.Node, what strin
 	}
 	i, end := u.env.openWindow(u.name, target, detail)
 	defer end()
+	from := u.env.Rec.Now()
 	var err error
 	if act != nil {
 		err = act(ctx)
@@ -203,6 +207,9 @@ func (u *upgrader) record(ctx context.Context, target *topology.Node, what strin
 			detail += "; " + herr.Error()
 		} else if err == nil {
 			pace.Hold(ctx, max(UpgradeHold, 2*u.env.TTL))
+			if !u.awaitRelease(ctx, from, UpgradeHealthWait) && ctx.Err() == nil {
+				u.env.unmet(i, "no release returned in the step's window, held %s past its hold for one", UpgradeHealthWait)
+			}
 		}
 	}
 	tgt := ""

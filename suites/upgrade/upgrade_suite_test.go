@@ -7,8 +7,10 @@
 // What the specs assert is decided by the plan and the servers, not by
 // the machine's speed: the step table's servers and versions come from
 // probing them; a refused release can only come from a primary that lacks
-// DELIFEQ, and the first window alone (before any step) lasts longer than
-// a whole hold, so a release is refused in it on any machine.
+// DELIFEQ, and every window (the first, before any step, too) lasts until
+// a release has returned in it (fault.RollingUpgrade waits for one, and
+// says so when none came), so a release is refused in the first on any
+// machine.
 package upgrade_test
 
 import (
