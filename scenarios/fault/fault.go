@@ -195,19 +195,29 @@ func awaitAcquire(ctx context.Context, env Env, accept func(key string) bool, li
 		start = rec.Now()
 		_, from = rec.Since(1 << 62)
 	}
-	var key string
+	op, ok := awaitRecorded(ctx, rec, from, limit, func(op history.Op) bool {
+		return op.Kind == history.Acquire && op.Outcome == history.OK && op.Call >= start && accept(op.Key)
+	})
+	return op.Key, ok
+}
+
+// awaitRecorded waits until an operation that match takes is recorded
+// (watching the recorder from its index from), or limit passes: the
+// faults that time themselves by the history watch it this way.
+func awaitRecorded(ctx context.Context, rec *history.Recorder, from int, limit time.Duration, match func(history.Op) bool) (history.Op, bool) {
+	var found history.Op
 	err := pace.Poll(ctx, limit, 2*time.Millisecond, func() bool {
 		var ops []history.Op
 		ops, from = rec.Since(from)
 		for _, op := range ops {
-			if op.Kind == history.Acquire && op.Outcome == history.OK && op.Call >= start && accept(op.Key) {
-				key = op.Key
+			if match(op) {
+				found = op
 				return true
 			}
 		}
 		return false
 	})
-	return key, err == nil
+	return found, err == nil
 }
 
 // newPrimary waits until the topology names a primary for key other than

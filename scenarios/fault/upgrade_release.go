@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
-	"github.com/lockcheck/lockcheck/scenarios/internal/pace"
 )
 
 // awaitRelease holds an upgrade step's window until a release has
@@ -16,18 +15,8 @@ import (
 // workers all stall or hold late can let one pass without any, and the
 // row would then say "nothing refused" of servers that would have.
 func (u *upgrader) awaitRelease(ctx context.Context, from int64, bound time.Duration) bool {
-	deadline := time.Now().Add(bound)
-	next := 0
-	for {
-		var ops []history.Op
-		ops, next = u.env.Rec.Since(next)
-		for _, op := range ops {
-			if op.Kind == history.Release && op.Return >= from {
-				return true
-			}
-		}
-		if time.Now().After(deadline) || pace.Hold(ctx, 20*time.Millisecond) != nil {
-			return false
-		}
-	}
+	_, ok := awaitRecorded(ctx, u.env.Rec, 0, bound, func(op history.Op) bool {
+		return op.Kind == history.Release && op.Return >= from
+	})
+	return ok
 }
